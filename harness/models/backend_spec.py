@@ -35,22 +35,14 @@ class Extra:
     modules: tuple[str, ...]  # the modules it brings that the backend imports
 
 
-def no_gpu(settings: object) -> float:
-    return 0.0
-
-
-def one_cpu(settings: object) -> float:
-    return 1.0
-
-
 @dataclass(frozen=True)
 class Replicas:
     """How the backend runs as `data_parallel_size` Ray replicas (`harness.models.replicas`): what one replica
     reserves, from the backend's settings (the `settings` of the backend built without weights, None for a backend
     that keeps none); or `refused`, why it never runs so."""
 
-    gpus: Callable[[Any], float] = no_gpu  # GPUs one replica reserves, where the cluster has GPUs
-    cpus: Callable[[Any], float] = one_cpu  # CPUs one replica reserves where it reserves no GPU
+    gpus: Callable[[Any], float] = lambda settings: 0.0  # GPUs one replica reserves, where the cluster has GPUs
+    cpus: Callable[[Any], float] = lambda settings: 1.0  # CPUs one replica reserves where it reserves no GPU
     refused: str = ""  # why replicas of it make no sense (a client of a server that schedules its own requests)
 
 
@@ -122,14 +114,18 @@ def api_backend(name: str, package: str, modules: tuple[str, ...], servers: str,
     )
 
 
-def engine_backend(name: str, gpus: Callable[[object], float], screen: ScreenOf, from_hf: ArgsSwitch) -> BackendSpec:
+def engine_gpus(settings: Any) -> float:
+    return float(settings.gpus)  # one engine's (`engine_args.EngineSettings.gpus`)
+
+
+def engine_backend(name: str, screen: ScreenOf, from_hf: ArgsSwitch) -> BackendSpec:
     """An offline engine backend (`vllm`, `sglang`, in `harness.models.NAME_engine`): it runs the checkpoint's remote
-    code, a replica reserves one engine's `gpus`, and an `hf` alias runs on it as `from_hf` switches it."""
+    code, a replica reserves one engine's GPUs, and an `hf` alias runs on it as `from_hf` switches it."""
     return BackendSpec(
         module=f"harness.models.{name}_engine.backend",
         extra=Extra(name, (name,)),
         runs_remote_code=True,
-        replicas=Replicas(gpus=gpus),
+        replicas=Replicas(gpus=engine_gpus),
         screen=screen,
         adopts_alias={"hf": from_hf},
     )

@@ -7,6 +7,9 @@ A `--model_args` value is a string: it is read as the field's type reads it (`8`
 for a literal choice) and, where that fails, as JSON (`{"image": 4}` for a mapping, `[1, 2]` for a list), both
 validated by pydantic against the declared type. A type pydantic cannot build a validator for (a callable, a class)
 takes the value as JSON where it parses and as the string otherwise, for the engine's own checks to judge.
+
+`EngineSettings`: what both engine backends' settings hold beside the engine's arguments, and what counting reads of
+those (`harness.models.engine_count`).
 """
 
 from __future__ import annotations
@@ -14,15 +17,21 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import math
 import operator
 import sys
 import types
 import typing
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from functools import cache
-from typing import cast
+from typing import ClassVar, cast
 
 import pydantic
+
+from harness.models.args import MINIMUM, at_least, check_minimum
+from harness.models.families import style_named
+from harness.models.scheduling.prefix_order import check_order
 
 
 def _resolved(annotation: object, owner: type) -> object:
@@ -170,3 +179,84 @@ def split_engine_args(
 def _shown(annotation: object) -> str:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None) or repr(annotation)
     return str(text).replace("typing.", "")
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The engine backends' own arguments (`VLLMSettings`, `SGLangSettings` add theirs and the engine's), checked
+    when made, and what counting reads of the engine's arguments (`engine_arg`: each backend's own reading)."""
+
+    backend: ClassVar[str]
+    gpu_args: ClassVar[tuple[str, ...]]  # the engine's parallel sizes, whose product is one engine's GPUs
+    pretrained: str  # the checkpoint
+    max_images: int | None = at_least(1)  # the model's image cap per prompt: a request with more is too_many_images
+    # The processor's pixel limits (Qwen-VL style), over the engine's processor settings: the runner and the screen
+    # count each image under max_pixels too (`ModelFacts.max_pixels`), and every backend here takes the same two names.
+    max_pixels: int | None = at_least(1)
+    min_pixels: int | None = at_least(1)
+    chat_template: str | None = None  # a Jinja file or string the prompt is rendered with; default: the model's own
+    chunk_size: int = at_least(1, 1024)  # requests per engine call (the runner saves after each)
+    chunk_tokens: int = at_least(1, 2_000_000)  # prompt tokens per engine call (bounds the decoded images: ~1.5 GP)
+    # Tokens the chat template may add, counted only where the processor cannot be loaded (`engine_count`).
+    length_margin: int = 64
+    decode_workers: int = at_least(1, 4)  # threads decoding images before an engine call
+    # Requests sharing a prompt prefix run together so the engine's prefix cache (vLLM's, SGLang's RadixAttention)
+    # serves their prefill; "length": long first.
+    request_order: str = "cache"
+    # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
+    prompt_style: str = "default"
+
+    def __post_init__(self) -> None:
+        check_order(self.request_order, self.backend)
+        style_named(self.prompt_style)
+        for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
+            if MINIMUM in f.metadata:
+                check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, self.backend)
+
+    @classmethod
+    def own_names(cls, args: Mapping[str, str], aliases: Mapping[str, str]) -> dict[str, str]:
+        """`--model_args` by the names the backend reads (`aliases`: another name for one); one given twice refused."""
+        named: dict[str, str] = {}
+        for key, value in args.items():
+            name = aliases.get(key, key)
+            if name in named:
+                raise ValueError(f"{cls.backend} backend: model argument {name!r} given twice (as {key!r})")
+            named[name] = value
+        return named
+
+    def engine_arg(self, name: str, default: object = None) -> object:
+        raise NotImplementedError
+
+    def given_processor(self) -> Mapping[str, object]:
+        """The image processor's settings given in the engine's own arguments."""
+        raise NotImplementedError
+
+    @property
+    def revision(self) -> str | None:
+        return _text(self.engine_arg("revision"))
+
+    @property
+    def tokenizer(self) -> str | None:  # the engine's own tokenizer in place of the checkpoint's
+        return _text(self.engine_arg("tokenizer"))
+
+    @property
+    def trust_remote_code(self) -> bool:
+        return self.engine_arg("trust_remote_code") is True
+
+    @property
+    def gpus(self) -> int:
+        """One engine's GPUs (what a Ray replica reserves): the product of its parallel sizes."""
+        sizes = (self.engine_arg(name, 1) for name in self.gpu_args)
+        return math.prod(size if isinstance(size, int) else 1 for size in sizes)
+
+    def processor_kwargs(self) -> dict[str, object]:
+        """The engine's processor settings (`given_processor`), with `min_pixels`/`max_pixels` over them."""
+        kwargs = dict(self.given_processor())
+        for name in ("min_pixels", "max_pixels"):
+            if getattr(self, name) is not None:
+                kwargs[name] = getattr(self, name)
+        return kwargs
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -15,87 +15,44 @@ rule, said so. Either way `token_rule` says which.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import importlib.util
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from builders.core.contract import image_tokens as contract_image_tokens
 from harness.api import BackendFatalError, GenerationSettings, ImagePart, ImageRef, Message, ModelFacts, Request
+from harness.models.checkpoint import require_checkpoint
+from harness.models.engine_args import EngineSettings
+from harness.models.engine_calls import template_text
 from harness.models.families import checkpoint_family, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
 from harness.models.hf_counting import ProcessorCount, load_failure
 from harness.models.remote_code import RemoteCodeRefused
+from harness.models.scheduling.batching import plan_batches
 from harness.models.screen_model import ScreenModel, family_rule
 from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
 
 log = logging.getLogger(__name__)
 E = TypeVar("E")
-
-
-class CountSettings(Protocol):
-    """What counting reads of an engine backend's settings."""
-
-    @property
-    def pretrained(self) -> str: ...
-    @property
-    def revision(self) -> str | None: ...
-    @property
-    def tokenizer(self) -> str | None: ...  # the engine's own tokenizer in place of the checkpoint's
-    @property
-    def trust_remote_code(self) -> bool: ...
-    @property
-    def max_pixels(self) -> int | None: ...
-    @property
-    def length_margin(self) -> int: ...  # template tokens an estimate adds
-    @property
-    def prompt_style(self) -> str: ...
-    def processor_kwargs(self) -> Mapping[str, object]: ...
-
-
-def load_processor_count(
-    settings: CountSettings,
-    chat_template: str | None,
-    *,
-    online: bool,
-    fallback: Callable[[str, str | None], str | None] | None = None,
-) -> tuple[ProcessorCount | None, str]:
-    """The engine checkpoint's `ProcessorCount` (offline first, then the Hub when `online`), or None and why not;
-    rendering with the template the engine renders with: the one given, the prompt style's, the checkpoint's own, else
-    the engine's `fallback` for a checkpoint without one (vLLM's: `vllm_engine.backend.fallback_template`)."""
-    if chat_template is None and fallback is not None and style_named(settings.prompt_style).template is None:
-        chat_template = fallback(settings.pretrained, settings.revision)
-    why = ""
-    for offline in (True, False) if online else (True,):
-        try:
-            count = ProcessorCount.load(
-                settings.pretrained,
-                revision=settings.revision,
-                trust_remote_code=settings.trust_remote_code,
-                offline=offline,
-                processor_kwargs=settings.processor_kwargs(),
-                chat_template=chat_template,
-                style=style_named(settings.prompt_style),
-            )
-        except RemoteCodeRefused:
-            raise  # the checkpoint's code is refused, not estimated around
-        except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
-            why = load_failure(settings.pretrained, err, offline=offline)
-            continue
-        return count, ""
-    return None, why
+S = TypeVar("S", bound=EngineSettings)
 
 
 class EngineCount:
-    """An engine backend's count of a request: its checkpoint's processor, or its family's estimate (see module doc).
-    `engine`: the engine's name, as the token rule says it ("as vLLM counts it"); `fallback`: its template for a
-    checkpoint without one."""
+    """An engine backend's count of a request: its checkpoint's processor (offline first, then the Hub when `online`),
+    or its family's estimate and why (`unavailable`; see module doc). It renders with the template the engine renders
+    with: the one given, the prompt style's, the checkpoint's own, else the engine's `fallback` for a checkpoint
+    without one (vLLM's: `vllm_engine.backend.fallback_template`). `engine`: the engine's name, as the token rule says
+    it ("as vLLM counts it")."""
 
     def __init__(
         self,
-        settings: CountSettings,
+        settings: EngineSettings,
         chat_template: str | None,
         *,
         online: bool = True,
@@ -104,9 +61,29 @@ class EngineCount:
     ) -> None:
         self.settings = settings
         self.engine = engine
-        self.processor, self.unavailable = load_processor_count(
-            settings, chat_template, online=online, fallback=fallback
-        )
+        style = style_named(settings.prompt_style)
+        if chat_template is None and fallback is not None and style.template is None:
+            chat_template = fallback(settings.pretrained, settings.revision)
+        self.processor: ProcessorCount | None = None
+        self.unavailable = ""
+        for offline in (True, False) if online else (True,):
+            try:
+                self.processor = ProcessorCount.load(
+                    settings.pretrained,
+                    revision=settings.revision,
+                    trust_remote_code=settings.trust_remote_code,
+                    offline=offline,
+                    processor_kwargs=settings.processor_kwargs(),
+                    chat_template=chat_template,
+                    style=style,
+                )
+            except RemoteCodeRefused:
+                raise  # the checkpoint's code is refused, not estimated around
+            except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
+                self.unavailable = load_failure(settings.pretrained, err, offline=offline)
+                continue
+            self.unavailable = ""
+            break
         # its family by its config on this machine, or the alias that names it; none guessed from its name
         self.family: ImageTokens | None
         self.family, self.family_known = checkpoint_family(settings.pretrained, settings.revision)
@@ -154,40 +131,91 @@ class EngineCount:
         request = Request("", -1, "", (Message("user", (ImagePart(image),)),), GenerationSettings(), 0, rows)
         return self.image_tokens(request)[0]
 
+    @property
+    def own(self) -> ProcessorCount | None:
+        """The processor, where this count is the engine's own (no `tokenizer=` override); else None."""
+        return self.processor if self.settings.tokenizer is None else None
+
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is what the engine's processor will count (else an estimate)."""
-        return self.processor is not None and self.settings.tokenizer is None and self.processor.exact(request)
+        return self.own is not None and self.own.exact(request)
 
     def render(self, request: Request) -> str | None:
         """The prompt text the engine's chat would render for `request` (the processor's chat template), where this
-        count is the engine's own (its processor, no `tokenizer=` override); else None: the engine renders it."""
-        if self.processor is None or self.settings.tokenizer is not None:
-            return None
-        return self.processor.render(request)
+        count is the engine's own; else None: the engine renders it."""
+        return self.own.render(request) if self.own is not None else None
 
     def decode_encode(self) -> Any:
-        """The processor tokenizer's round trip, when it is the engine's tokenizer (no `tokenizer=` override)."""
-        if self.processor is None or self.settings.tokenizer is not None:
-            return None
-        return self.processor.decode_encode
+        """The processor tokenizer's round trip, when it is the engine's tokenizer."""
+        return self.own.decode_encode if self.own is not None else None
 
 
-class EngineCounted:
+class EngineCounted(Generic[S]):
     """What an engine backend (`vllm`, `sglang`) answers from its `EngineCount`: the count itself, loaded once on first
     use (set-up, not evaluation: `count_seconds`, and a line on stderr that scripts/gpu_check.sh reads as it reads
-    the engine's), the token rule, a prompt's tokens and whether they are the engine's own count. A backend mixes it
-    in before `harness.api.Model` and says how its count is made (`make_count`)."""
+    the engine's), the token rule, a prompt's tokens and whether they are the engine's own count; and what both
+    backends do alike around the engine: `from_args`, the engine's start (`start_engine`), its chunks, its calls
+    counted, its close. A backend mixes it in before `harness.api.Model` and says how its count is made
+    (`make_count`)."""
 
-    backend_name = ""  # as the stderr line names it
+    name: str  # the backend's registered name, as the stderr lines say it, and its extra and package
     engine_name = ""  # as its project spells it
+    engine_version = ""  # the release the backend is written against
+    read_settings: Callable[[dict[str, str]], S]  # its `--model_args` read
+    settings: S
     _count: EngineCount | None = None
     count_seconds: float | None = None
     _facts: ModelFacts
-    _startup_error: str | None
-    engine_seconds: float | None
+    _startup_error: str | None = None
+    engine_seconds: float | None = None
+    _engine: Any = None  # the built engine (its `close` stops it)
+    # Where a run's time went, beside its evaluation time (bench/RESULTS.md, the 8K rerun): engine calls made, requests
+    # sent in them, seconds inside them (image decoding and the engine's own processing and generation).
+    engine_calls = 0
+    engine_requests = 0
+    engine_call_seconds = 0.0
+
+    def __init__(self, settings: S, *, count_online: bool, context_length: int | None, max_images: int | None) -> None:
+        self.settings = settings
+        self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
+        self._facts = ModelFacts(
+            context_length=context_length,
+            max_images=max_images,
+            max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
+            chat_template=template_text(settings.chat_template),
+            request_order=settings.request_order,
+            # The engine schedules its own batches: given every task's requests at once it keeps the GPU full across
+            # tasks (one call per task left it decoding each task's tail alone).
+            generates_across_tasks=True,
+        )
+
+    @classmethod
+    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Any:
+        # batch_size/max_batch_tokens are for padded backends; the engine schedules its own batches.
+        settings = cls.read_settings(args)
+        if importlib.util.find_spec(cls.name) is None:
+            raise ImportError(
+                f"the {cls.name} backend needs {cls.engine_name} {cls.engine_version} and a CUDA GPU: "
+                f"pip install -e '.[{cls.name}]'"
+            )
+        # In seconds, as `hf` does: vLLM would retry the Hub for half a minute, then fail on an empty device string.
+        require_checkpoint(settings.pretrained, settings.revision)
+        return cls(settings)  # type: ignore[call-arg]  # each backend's constructor takes its settings
 
     def make_count(self) -> EngineCount:
         raise NotImplementedError
+
+    def template_sha(self) -> str | None:
+        """The chat template given, by its hash, for `identity()` (None: the checkpoint's own)."""
+        text = self._facts.chat_template
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
+
+    def engine_release(self) -> str | None:
+        """The installed engine's version, for `identity()`; None where it is not installed."""
+        try:
+            return importlib.metadata.version(self.name)
+        except Exception:
+            return None
 
     @property
     def count(self) -> EngineCount:
@@ -196,13 +224,13 @@ class EngineCounted:
             self._count = self.make_count()
             self.count_seconds = time.perf_counter() - started
             seconds = f"{self.count_seconds:.1f} s"
-            print(f"harness: {self.backend_name} prompt count ready in {seconds}", file=sys.stderr, flush=True)
+            print(f"harness: {self.name} prompt count ready in {seconds}", file=sys.stderr, flush=True)
         return self._count
 
     def check_start(self) -> None:
         """A failed start fails every later batch (and request, the runner retrying one at a time): no reloading."""
         if self._startup_error is not None:
-            raise BackendFatalError(f"the {self.backend_name} engine could not start: {self._startup_error}")
+            raise BackendFatalError(f"the {self.name} engine could not start: {self._startup_error}")
 
     def start_engine(self, build: Callable[[], E], length: Callable[[E], int | None], said: Callable[[E], str]) -> E:
         """The engine `build` makes (a failure kept for `check_start`, and fatal); the engine's context length
@@ -213,13 +241,39 @@ class EngineCounted:
             engine = build()
         except Exception as err:
             self._startup_error = f"{type(err).__name__}: {err}"
-            raise BackendFatalError(f"the {self.backend_name} engine could not start: {self._startup_error}") from err
+            raise BackendFatalError(f"the {self.name} engine could not start: {self._startup_error}") from err
         if context_length := length(engine):
             self._facts = replace(self._facts, context_length=int(context_length))
         self.engine_seconds = time.perf_counter() - started
-        ready = f"harness: {self.backend_name} engine ready in {self.engine_seconds:.1f} s ({said(engine)})"
+        ready = f"harness: {self.name} engine ready in {self.engine_seconds:.1f} s ({said(engine)})"
         print(ready, file=sys.stderr, flush=True)
         return engine
+
+    def chunks(self, requests: Sequence[Request], costs: Sequence[int]) -> Iterator[list[Request]]:
+        """`requests` in chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens
+        (`costs`); settings may mix (each request carries its own sampling), so every task of a run can share one."""
+        for batch in plan_batches(
+            costs,
+            max_batch_tokens=self.settings.chunk_tokens,
+            max_batch_size=self.settings.chunk_size,
+            padded=False,
+            sort_long_first=False,
+        ):
+            yield [requests[i] for i in batch.indices]
+
+    def call_engine(self, run: Callable[..., E], requests: Sequence[object], *more: object) -> E:
+        """`run(requests, *more)`: one engine call, counted and timed."""
+        started = time.perf_counter()
+        results = run(requests, *more)
+        self.engine_call_seconds += time.perf_counter() - started
+        self.engine_calls += 1
+        self.engine_requests += len(requests)
+        return results
+
+    def close(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
 
     @property
     def token_rule(self) -> str:
@@ -233,13 +287,19 @@ class EngineCounted:
         """Whether `prompt_tokens` is the engine's own count of this request (else an estimate)."""
         return self.count.exact(request)
 
-    def screen(
-        self, pretrained: str, *, estimate: str, context_length: int | None, max_images: int | None, **more: Any
-    ) -> ScreenModel:
-        """The `--screen_only` stand-in: this backend's own count and rendering, its engine never built."""
+    def screen(self, *, max_images: int | None, **more: Any) -> ScreenModel:
+        """The `--screen_only` stand-in: this backend's own count and rendering, its engine never built. Where the
+        count is not the engine's own, why (the processor unavailable, or the engine's own `tokenizer=`)."""
+        count, tokenizer, context_length = self.count, self.settings.tokenizer, self._facts.context_length
+        if count.processor is None:
+            estimate = count.unavailable
+        elif tokenizer is not None:
+            estimate = f"the engine tokenizes with tokenizer={tokenizer}, counted with the checkpoint's own"
+        else:
+            estimate = count.processor.estimated
         return ScreenModel(
-            self.backend_name,
-            pretrained,
+            self.name,
+            self.settings.pretrained,
             count=self.prompt_tokens,
             exact=self.exact,
             rule=self.token_rule,
@@ -247,6 +307,7 @@ class EngineCounted:
             context_length=context_length,
             context_note="" if context_length else f"{self.engine_name} derives one from the model config",
             max_images=max_images,
+            max_pixels=self.settings.max_pixels,
             render=self.render,  # type: ignore[attr-defined]  # each backend's own rendering of a request
             **more,
         )

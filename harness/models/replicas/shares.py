@@ -8,25 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.api import Request
-from harness.models.scheduling.prefix_order import MIN_SHARED_TOKENS, PromptKey, prompt_key, shared_tokens
+from harness.models.scheduling.prefix_order import neighbour_groups, prompt_key
 
 
 def prefix_groups(requests: Sequence[Request]) -> list[list[int]]:
     """Positions of `requests` in runs of neighbours that share a prompt prefix (the rule `prefix_order.cache_order`
-    groups by: at least `MIN_SHARED_TOKENS`, or half the shorter prompt)."""
-    groups: list[list[int]] = []
-    previous: tuple[PromptKey, int] | None = None
-    for i, request in enumerate(requests):
-        key = prompt_key(request)
-        weight = sum(w for _, w in key)
-        if previous is not None and shared_tokens(previous[0], key) >= min(
-            MIN_SHARED_TOKENS, min(previous[1], weight) // 2
-        ):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-        previous = (key, weight)
-    return groups
+    groups by)."""
+    return neighbour_groups([prompt_key(request) for request in requests], range(len(requests)))[0]
 
 
 def split_shares(requests: Sequence[Request], parts: int) -> list[list[int]]:

@@ -91,20 +91,8 @@ def cache_order(
         raise ValueError(f"{len(tokens)} token counts for {len(keys)} keys")
     if not keys:
         return []
-    trie = sorted(range(len(keys)), key=lambda i: (keys[i], i))
     weight = [sum(w for _, w in key) for key in keys]
-    groups: list[list[int]] = []
-    neighbour_share: dict[int, int] = {i: 0 for i in trie}  # most any neighbour in trie order shares with i
-    for position, i in enumerate(trie):
-        if position:
-            previous = trie[position - 1]
-            shared = shared_tokens(keys[previous], keys[i])
-            neighbour_share[i] = max(neighbour_share[i], shared)
-            neighbour_share[previous] = max(neighbour_share[previous], shared)
-            if shared >= min(min_shared, min(weight[previous], weight[i]) // 2):
-                groups[-1].append(i)
-                continue
-        groups.append([i])
+    groups, neighbour_share = neighbour_groups(keys, sorted(range(len(keys)), key=lambda i: (keys[i], i)), min_shared)
     ordered = [_greedily(group, keys, _rank(grow, group, tokens, weight, neighbour_share)) for group in groups]
     ordered.sort(key=lambda group: (-max(tokens[i] for i in group), min(group)))
     run = [i for group in ordered for i in group]
@@ -112,6 +100,27 @@ def cache_order(
         return run
     longest = min(range(len(tokens)), key=lambda i: (-tokens[i], i))
     return [longest] + [i for i in run if i != longest]
+
+
+def neighbour_groups(
+    keys: Sequence[PromptKey], order: Sequence[int], min_shared: int = MIN_SHARED_TOKENS
+) -> tuple[list[list[int]], dict[int, int]]:
+    """`order` cut into runs of neighbours that share a prompt prefix (at least `min_shared` tokens, or half the
+    shorter prompt), and the most any neighbour shares with each."""
+    weight = {i: sum(w for _, w in keys[i]) for i in order}
+    groups: list[list[int]] = []
+    neighbour_share = dict.fromkeys(order, 0)
+    for position, i in enumerate(order):
+        if position:
+            previous = order[position - 1]
+            shared = shared_tokens(keys[previous], keys[i])
+            neighbour_share[i] = max(neighbour_share[i], shared)
+            neighbour_share[previous] = max(neighbour_share[previous], shared)
+            if shared >= min(min_shared, min(weight[previous], weight[i]) // 2):
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    return groups, neighbour_share
 
 
 def task_order(

@@ -24,15 +24,12 @@
   every request of the run asks the same, which then becomes the engine's.
 
 SGLang is imported only to read its declarations and to build the engine, so this package imports without it. Its
-modules: `settings` (the `--model_args` and `Engine`'s arguments), `requests` (screening, sampling, the generate
+modules: `settings` (the `--model_args` and `Engine`'s arguments), `requests` (sampling, the generate
 batch, outputs, the image cache: pure functions), `backend` (the registered `SGLangModel` and its `LocalEngine`, one
 `sglang.Engine` in this process); here, its `--screen_only` stand-in and its declaration (`BACKEND`).
 """
 
 from __future__ import annotations
-
-import math
-from collections.abc import Mapping
 
 from harness.models.backend_spec import engine_backend
 from harness.models.screen_model import ScreenModel
@@ -47,21 +44,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
 
     settings = model_settings(args)
     backend = SGLangModel(settings, count_online=False)  # the run's code path; its engine is built by generate only
-    count = backend.count
-    return backend.screen(
-        settings.pretrained,
-        estimate=count.unavailable if count.processor is None else count.processor.estimated,
-        context_length=settings.context_length,
-        max_images=backend.facts.max_images,
-        max_pixels=settings.max_pixels,
-    )
-
-
-def _gpus(settings: object) -> float:
-    """One engine's GPUs a Ray replica reserves: SGLang's tensor, pipeline and its own data parallel sizes."""
-    server: Mapping[str, object] = getattr(settings, "server_args", {})
-    sizes = (server.get(name, 1) for name in ("tp_size", "pp_size", "dp_size"))
-    return float(math.prod(size if isinstance(size, int) else 1 for size in sizes))
+    return backend.screen(max_images=backend.facts.max_images)
 
 
 def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
@@ -72,4 +55,4 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     return switched_from_hf(args, "context_length")
 
 
-BACKEND = engine_backend("sglang", _gpus, screen_model, _from_hf_alias)
+BACKEND = engine_backend("sglang", screen_model, _from_hf_alias)

@@ -6,35 +6,33 @@ reason bisected so only the culprits fail."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import logging
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol, cast
 
-from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
-from harness.models.checkpoint import check_checkpoint_files, require_checkpoint
-from harness.models.engine_calls import Result, call_bisecting, decode_each, load_factory, template_text
+from harness.api import BackendFatalError, Model, Request, Response
+from harness.models.engine_calls import (
+    Result,
+    call_bisecting,
+    decode_each,
+    load_engine,
+    result_response,
+    screen_request,
+)
 from harness.models.engine_count import EngineCount, EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
-from harness.models.remote_code import before_loading
-from harness.models.scheduling.batching import plan_batches
 from harness.models.sglang_engine.requests import (
     CACHE_SIZE_ENV,
     EngineItem,
     ImageCache,
     generate_batch,
     image_cap,
-    is_request_error,
     output_result,
-    result_response,
     sampling_params,
-    screen_request,
 )
 from harness.models.sglang_engine.settings import SGLangSettings, engine_kwargs, model_settings
 from harness.models.vllm_engine.requests import payload_sent, request_payload
@@ -58,12 +56,7 @@ class LocalEngine:
     """One `sglang.Engine(**kwargs)` (`engine_factory`: a "module:attr" spec, the stand-in's in tests)."""
 
     def __init__(self, kwargs: dict[str, object], *, engine_factory: str = "sglang:Engine", decode_workers: int = 4):
-        trust = kwargs.get("trust_remote_code") is True
-        checkpoint, revision = str(kwargs["model_path"]), kwargs.get("revision")
-        revision = revision if isinstance(revision, str) else None
-        check_checkpoint_files(checkpoint, revision)  # no FIFO or device where SGLang reads
-        before_loading(checkpoint, revision, trust)  # said (or refused) before SGLang runs it
-        self.engine: Engine | None = cast(Engine, load_factory(engine_factory)(**kwargs))
+        self.engine: Engine | None = load_engine(engine_factory, kwargs, kwargs["model_path"])
         self.decode_workers = decode_workers
         manager = getattr(self.engine, "tokenizer_manager", None)
         length = getattr(manager, "context_len", None) or kwargs.get("context_length")
@@ -85,7 +78,7 @@ class LocalEngine:
 
         decode_each(len(items), decode, self.decode_workers, results)
         ready = [i for i in range(len(items)) if results[i] is None]
-        call_bisecting(ready, send, output_result, results, engine="SGLang", is_request_error=is_request_error)
+        call_bisecting(ready, send, output_result, results, engine="SGLang")
         return cast(list[dict[str, object]], results)  # every index filled: each call fills its own or splits them
 
     def close(self) -> None:
@@ -95,64 +88,36 @@ class LocalEngine:
 
 
 @register_model("sglang")
-class SGLangModel(EngineCounted, Model):
-    backend_name = "sglang"
+class SGLangModel(EngineCounted[SGLangSettings], Model):
     engine_name = "SGLang"
+    engine_version = "0.5.23"
+    read_settings = staticmethod(model_settings)
 
     def __init__(self, settings: SGLangSettings, *, engine_factory: str = "sglang:Engine", count_online: bool = True):
-        self.settings = settings
         self._cap = image_cap(settings.max_images, settings.server_args)
-        self._facts = ModelFacts(
-            context_length=settings.context_length,
-            max_images=self._cap[0],
-            max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
-            chat_template=template_text(settings.chat_template),
-            request_order=settings.request_order,
-            generates_across_tasks=True,  # SGLang schedules its own batches: every task's requests at once
+        super().__init__(
+            settings, count_online=count_online, context_length=settings.context_length, max_images=self._cap[0]
         )
         self._engine_factory = engine_factory
-        self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
         self._engine: LocalEngine | None = None
-        self._startup_error: str | None = None
-        self._seen: list[
-            Request
-        ] = []  # the run's requests, until the engine is built: its image cache is sized on them
+        # the run's requests, until the engine is built: its image cache is sized on them
+        self._seen: list[Request] = []
         self._processors: set[Processor] = set()
         self.engine_processor: dict[str, object] = {}  # the image processor settings of the built engine
         self.image_cache: ImageCache | None = None
-        self.engine_seconds: float | None = None
-        self.engine_calls = 0
-        self.engine_requests = 0
-        self.engine_call_seconds = 0.0
-
-    @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        # batch_size/max_batch_tokens are for padded backends; SGLang schedules its own batches.
-        settings = model_settings(args)
-        if importlib.util.find_spec("sglang") is None:
-            raise ImportError("the sglang backend needs SGLang 0.5.23 and a CUDA GPU: pip install -e '.[sglang]'")
-        require_checkpoint(settings.pretrained, settings.revision)  # in seconds, as `hf` does
-        return cls(settings)
 
     def identity(self) -> dict[str, object]:
         s = self.settings
-        text = self.facts.chat_template
-        try:
-            from importlib.metadata import version
-
-            sglang_version: str | None = version("sglang")
-        except Exception:
-            sglang_version = None
         return {
             "model": "sglang",
             "pretrained": s.pretrained,
             "processor_settings": s.processor_kwargs() or None,
-            "chat_template_sha": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None,
+            "chat_template_sha": self.template_sha(),
             "prompt_style": style_named(s.prompt_style).describe(),
             # every ServerArgs and SamplingParams field the run gave (what an answer may depend on), secrets left out
             "server_args": {k: v for k, v in sorted(s.server_args.items()) if not is_secret_name(k)},
             "sampling": dict(sorted(s.sampling.items())),
-            "sglang_version": sglang_version,
+            "sglang_version": self.engine_release(),
         }
 
     def make_count(self) -> EngineCount:
@@ -162,14 +127,11 @@ class SGLangModel(EngineCounted, Model):
 
     def render(self, request: Request) -> Sent:
         """The prompt the engine is given for `request` (the checkpoint's chat template, as `generate` renders it) and
-        its images by hash, without reading them; the request's turns where the processor cannot be loaded."""
-        prompt = self.count.render(request)
-        if prompt is None:  # the turns, as the vllm backend records a conversation its engine renders
-            style = style_named(self.settings.prompt_style)
-            return payload_sent(
-                request_payload(request, 0, None, style, with_images=False), request, self._processor(request)
-            )
-        return self._sent(prompt, request)
+        its images by hash, without reading them; the request's turns where the processor cannot be loaded (as the
+        vllm backend records a conversation its engine renders)."""
+        style = style_named(self.settings.prompt_style)
+        payload = request_payload(request, 0, self.count.render(request), style, with_images=False)
+        return payload_sent(payload, request, self._processor(request))
 
     def _processor(self, request: Request) -> dict[str, object]:
         return {**self.settings.processor_kwargs(), **self.engine_processor, **dict(request.processor_kwargs)}
@@ -202,17 +164,8 @@ class SGLangModel(EngineCounted, Model):
         return out
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; every task of
-        a run may share a chunk (each request has its own `sampling_params`)."""
         self.observe(requests)
-        for batch in plan_batches(
-            [request.token_count for request in requests],
-            max_batch_tokens=self.settings.chunk_tokens,
-            max_batch_size=self.settings.chunk_size,
-            padded=False,
-            sort_long_first=False,
-        ):
-            yield [requests[i] for i in batch.indices]
+        yield from self.chunks(requests, [request.token_count for request in requests])
 
     def observe(self, requests: Sequence[Request]) -> None:
         """Note the run's requests before the engine is built: its image cache and processor settings come from them."""
@@ -277,11 +230,7 @@ class SGLangModel(EngineCounted, Model):
                 raise BackendFatalError(f"sglang: {self.count.unavailable}")
             item = EngineItem(prompt, tuple(request.images), sampling_params(request.settings, self.settings.sampling))
             items.append((i, item, prompt))
-        started = time.perf_counter()
-        results = engine.run([item for _, item, _ in items]) if items else []
-        self.engine_call_seconds += time.perf_counter() - started
-        self.engine_calls += bool(items)
-        self.engine_requests += len(items)
+        results = self.call_engine(engine.run, [item for _, item, _ in items]) if items else []
         for (i, _, prompt), result in zip(items, results, strict=True):
             responses[i] = replace(result_response(result), sent=self._sent(prompt, requests[i]))
         return cast(list[Response], responses)  # every position filled: screened out or answered
@@ -303,8 +252,3 @@ class SGLangModel(EngineCounted, Model):
             context_length=self.facts.context_length,
             cap=self._cap,
         )
-
-    def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            engine.close()

@@ -1,15 +1,15 @@
-"""Pure parts of the sglang backend: a request screened against the engine, the `sampling_params` it is given, the
-`Engine.generate` batch built from rendered prompts, SGLang's outputs mapped back to `Response`s, and the size of the
-engine's image-embedding cache from the run's images."""
+"""Pure parts of the sglang backend: the `sampling_params` a request is given, the `Engine.generate` batch built from
+rendered prompts, SGLang's outputs as result dicts, and the size of the engine's image-embedding cache from the run's
+images."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any
 
-from harness.api import GenerationSettings, ImageRef, Request, Response
+from harness.api import GenerationSettings, ImageRef, Request
 
 # SGLang's default image-embedding cache (`SGLANG_VLM_CACHE_SIZE_MB`, sglang/srt/environ.py), in MB.
 DEFAULT_CACHE_MB = 100
@@ -24,24 +24,6 @@ def image_cap(max_images: int | None, server_args: Mapping[str, object]) -> tupl
     caps = [(cap, f"the model's cap max_images={cap}") for cap in (max_images,) if cap is not None]
     caps += [(cap, f"SGLang's limit_mm_data_per_request image={cap}") for cap in (engine,) if isinstance(cap, int)]
     return min(caps) if caps else (None, "")
-
-
-def screen_request(
-    request: Request, *, prompt_tokens: int, context_length: int | None, cap: tuple[int | None, str]
-) -> str | None:
-    """Why a request must not reach the engine (an error string), or None. SGLang refuses a prompt whose tokens and
-    `max_new_tokens` exceed its context length for the whole batch it is in (`TokenizerManager._validate_one_request`),
-    and a prompt that leaves no room for the answer would be cut short."""
-    limit, why = cap
-    if limit is not None and request.num_images > limit:
-        return f"too_many_images: {request.num_images} images > {why}"
-    need = prompt_tokens + request.settings.max_gen_toks
-    if context_length is not None and need > context_length:
-        return (
-            f"over_length: {prompt_tokens} prompt tokens + {request.settings.max_gen_toks} to generate > "
-            f"context_length {context_length}"
-        )
-    return None
 
 
 def sampling_params(gen: GenerationSettings, given: Mapping[str, object]) -> dict[str, object]:
@@ -72,15 +54,7 @@ class EngineItem:
     sampling: dict[str, object]
 
 
-class GenerateBatch(TypedDict):
-    """`Engine.generate`'s keyword arguments for a batch of prompts."""
-
-    prompt: list[str]
-    image_data: list[list[object]]
-    sampling_params: list[dict[str, object]]
-
-
-def generate_batch(items: Sequence[EngineItem], decoded: Sequence[Sequence[object]]) -> GenerateBatch:
+def generate_batch(items: Sequence[EngineItem], decoded: Sequence[Sequence[object]]) -> dict[str, list[Any]]:
     """`Engine.generate`'s keyword arguments for a batch: a list of prompts, a list of image lists (one list a prompt,
     empty for a prompt without images: SGLang reads the batch as lists of lists by its first entry,
     `GenerateReqInput._normalize_image_data`) and a list of `sampling_params`."""
@@ -108,27 +82,6 @@ def output_result(output: object) -> dict[str, object]:
         message = finish.get("message") if isinstance(finish, dict) else None
         result["error"] = f"engine_error: generation aborted: {message or 'no reason given'}"
     return result
-
-
-def result_response(result: Mapping[str, object]) -> Response:
-    usage: dict[str, int] = {}
-    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
-        value = result.get(key)
-        if isinstance(value, int):
-            usage[key] = value
-    if "prompt_tokens" in usage and "completion_tokens" in usage:
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    finish, error, text = (result.get(key) for key in ("finish_reason", "error", "text"))
-    finish_reason = finish if isinstance(finish, str) else None
-    if error:
-        return Response(text=None, error=str(error), finish_reason=finish_reason, usage=usage)
-    return Response(text=text if isinstance(text, str) else None, finish_reason=finish_reason, usage=usage)
-
-
-def is_request_error(err: BaseException) -> bool:
-    """An engine exception caused by a request of the batch (bisect to find it: SGLang validates each request as it
-    tokenizes the batch and raises ValueError for the whole call), not by the engine (re-raised)."""
-    return isinstance(err, ValueError | TypeError)
 
 
 @dataclass(frozen=True)

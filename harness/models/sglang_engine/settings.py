@@ -9,10 +9,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from harness.models.args import MINIMUM, at_least, check_minimum, settings_from_args
-from harness.models.engine_args import declared_fields, split_engine_args
-from harness.models.families import style_named
-from harness.models.scheduling.prefix_order import check_order
+from harness.models.args import settings_from_args
+from harness.models.engine_args import EngineSettings, declared_fields, split_engine_args
 
 BACKEND = "sglang"
 ARG_ALIASES = {"model": "pretrained", "model_path": "pretrained"}  # lmms-eval's `model=`, SGLang's own name
@@ -39,45 +37,25 @@ SAMPLING_REFUSED = {
 
 
 @dataclass(frozen=True)
-class SGLangSettings:
-    pretrained: str
-    max_images: int | None = at_least(1)  # the model's image cap per prompt: a request with more is too_many_images
-    max_pixels: int | None = at_least(1)  # the image processor's pixel limits (SGLang's mm_process_config "image")
-    min_pixels: int | None = at_least(1)
-    chat_template: str | None = None  # a Jinja file or string the prompt is rendered with; default: the model's own
-    # Tokens the chat template may add, counted only where the processor cannot be loaded (`engine_count`).
-    length_margin: int = 64
-    chunk_size: int = at_least(1, 1024)  # requests per engine call (the runner saves after each)
-    chunk_tokens: int = at_least(1, 2_000_000)  # prompt tokens per engine call (bounds the decoded images held)
-    decode_workers: int = at_least(1, 4)  # threads decoding images before an engine call
-    # Requests sharing a prompt prefix run together so RadixAttention serves their prefill; "length": long first.
-    request_order: str = "cache"
-    # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
-    prompt_style: str = "default"
+class SGLangSettings(EngineSettings):
+    backend = BACKEND
+    gpu_args = ("tp_size", "pp_size", "dp_size")  # SGLang's own data parallel too: a replica holds its whole engine
     # The engine's own arguments, typed by SGLang's declarations (`model_settings`): never `--model_args` names.
     server_args: Mapping[str, object] = field(default_factory=dict)
     sampling: Mapping[str, object] = field(default_factory=dict)  # SamplingParams fields every request is given
 
     def __post_init__(self) -> None:
-        check_order(self.request_order, BACKEND)
-        style_named(self.prompt_style)
-        for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
-            if MINIMUM in f.metadata:
-                check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, BACKEND)
+        super().__post_init__()
         image = _image_settings(self.server_args)
         for name in ("max_pixels", "min_pixels"):
             if getattr(self, name) is not None and name in image:
                 raise ValueError(f"sglang backend: {name} is given twice (and in mm_process_config); give it once")
 
-    # What `harness.models.engine_count` reads, from the engine's own arguments where they are SGLang's.
-    @property
-    def revision(self) -> str | None:
-        revision = self.server_args.get("revision")
-        return revision if isinstance(revision, str) else None
+    def engine_arg(self, name: str, default: object = None) -> object:
+        return self.server_args.get(name, default)
 
-    @property
-    def trust_remote_code(self) -> bool:
-        return self.server_args.get("trust_remote_code") is True
+    def given_processor(self) -> Mapping[str, object]:
+        return _image_settings(self.server_args)
 
     @property
     def tokenizer(self) -> str | None:
@@ -87,14 +65,6 @@ class SGLangSettings:
     def context_length(self) -> int | None:
         length = self.server_args.get("context_length")
         return length if isinstance(length, int) else None
-
-    def processor_kwargs(self) -> dict[str, object]:
-        """The image processor's settings: `mm_process_config`'s "image", with `min_pixels`/`max_pixels`."""
-        kwargs = _image_settings(self.server_args)
-        for name in ("min_pixels", "max_pixels"):
-            if getattr(self, name) is not None:
-                kwargs[name] = getattr(self, name)
-        return kwargs
 
 
 def _image_settings(server_args: Mapping[str, object]) -> dict[str, object]:
@@ -126,12 +96,7 @@ def model_settings(args: Mapping[str, str]) -> SGLangSettings:
     """`--model_args` as the backend takes them: its own, `ServerArgs` fields and `SamplingParams` fields (a name both
     declare is the server's: `stream_interval`). Raises `ValueError` in one line (a value is never shown)."""
     server, sampling = _declarations()
-    named: dict[str, str] = {}
-    for key, value in args.items():
-        name = ARG_ALIASES.get(key, key)
-        if name in named:
-            raise ValueError(f"sglang backend: model argument {name!r} given twice (as {key!r})")
-        named[name] = value
+    named = SGLangSettings.own_names(args, ARG_ALIASES)
     per_request = set(declared_fields(sampling)) - set(declared_fields(server))
     mine, server_args = split_engine_args(named, [*OWN, *per_request], server, BACKEND, refused=SERVER_REFUSED)
     requested = {key: mine.pop(key) for key in [k for k in mine if k in per_request]}

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 from harness.api import OVER_LENGTH, Request, Status
 from harness.models.backend_spec import EngineSampling, engine_backend
@@ -61,12 +60,6 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     # The backend's own count, the run's code path; its engine is built on the first generate, never here.
     backend = VLLMModel(settings, count_online=False)
     count = backend.count
-    if count.processor is None:
-        estimate = count.unavailable
-    elif settings.tokenizer is not None:
-        estimate = f"the engine tokenizes with tokenizer={settings.tokenizer}, counted with the checkpoint's own"
-    else:
-        estimate = count.processor.estimated
     limit = settings.engine.get(LIMIT)
     cache = least_encoder_cache(
         limit if isinstance(limit, dict) else None, settings.engine, settings.gpus, count.size_tokens
@@ -77,19 +70,11 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         return (OVER_LENGTH, reason.removeprefix("over_length: ")) if reason else None
 
     return backend.screen(
-        settings.pretrained,
-        estimate=estimate,
-        context_length=settings.max_model_len,
         # a limit given is the engine's image count (the run records a row over it too_many_images)
         max_images=image_count(limit, settings.max_images) if isinstance(limit, dict) else settings.max_images,
-        max_pixels=settings.max_pixels,
         refusal=refusal if cache is not None else None,
         chat_template=backend.facts.chat_template or (count.processor.chat_template if count.processor else None),
     )
-
-
-def _gpus(settings: Any) -> float:
-    return float(settings.gpus)  # one engine's GPUs a replica: tensor_parallel_size * pipeline_parallel_size
 
 
 def _sampling(given: Mapping[str, object]) -> None:
@@ -110,7 +95,7 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
 
 
 BACKEND = replace(
-    engine_backend("vllm", _gpus, screen_model, _from_hf_alias),
+    engine_backend("vllm", screen_model, _from_hf_alias),
     known_as=KNOWN_AS,
     foreign_args=FOREIGN_ARGS,
     engine_sampling=EngineSampling("sampling_params", _sampling),

@@ -6,26 +6,21 @@ which the `sglang` backend shares), with the template vLLM ships for a checkpoin
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import logging
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
-from harness.api import BackendFatalError, Model, ModelFacts, Request, Response
+from harness.api import BackendFatalError, Model, Request, Response
 from harness.models import engine_count
-from harness.models.checkpoint import require_checkpoint
-from harness.models.engine_calls import template_text
+from harness.models.engine_calls import result_response
 from harness.models.engine_count import EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.remote_code import before_loading
-from harness.models.scheduling.batching import plan_batches
 from harness.models.vllm_engine.engines import LocalEngine
 from harness.models.vllm_engine.image_limit import ImageProfile, encoder_refusal, engine_limit, image_count
-from harness.models.vllm_engine.requests import payload_sent, request_payload, result_response, screen_request
+from harness.models.vllm_engine.requests import payload_sent, request_payload, screen_request
 from harness.models.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
 from harness.sent import Sent
 
@@ -58,9 +53,10 @@ class EngineCount(engine_count.EngineCount):
 
 
 @register_model("vllm")
-class VLLMModel(EngineCounted, Model):
-    backend_name = "vllm"
+class VLLMModel(EngineCounted[VLLMSettings], Model):
     engine_name = "vLLM"
+    engine_version = "0.33"
+    read_settings = staticmethod(vllm_settings)
 
     def __init__(
         self,
@@ -70,70 +66,36 @@ class VLLMModel(EngineCounted, Model):
         sampling_factory: str = "vllm:SamplingParams",
         count_online: bool = True,
     ) -> None:
-        self.settings = settings
-        self._facts = ModelFacts(
-            context_length=settings.max_model_len,
-            max_images=settings.max_images,
-            max_pixels=settings.max_pixels,  # the runner re-counts vision tokens under this cap
-            chat_template=template_text(settings.chat_template),
-            request_order=settings.request_order,
-            # vLLM schedules its own batches: given every task's requests at once it keeps the GPU full across tasks
-            # (one call per task left it decoding each task's tail alone).
-            generates_across_tasks=True,
+        super().__init__(
+            settings, count_online=count_online, context_length=settings.max_model_len, max_images=settings.max_images
         )
-        self.engine_seconds: float | None = None
         self._factories: dict[str, Any] = {
             "llm_factory": llm_factory,
             "sampling_factory": sampling_factory,
             "decode_workers": settings.decode_workers,
         }
         self._engine: LocalEngine | None = None
-        self._startup_error: str | None = None
         self._profile = ImageProfile()  # the images of the requests seen, or told of, before the engine is built
         self.limit: dict[str, object] | None = None  # limit_mm_per_prompt of the built engine
         self.image_limit: int | None = None  # the images a prompt may hold there
         self._tokenizer: Any = None  # the engine's tokenizer, loaded here when a task re-decodes text
-        self._count_online = count_online  # False: the processor from a local folder or the Hub cache only
-        # Where a run's time went, beside its evaluation time (bench/RESULTS.md, the 8K rerun): engine calls made,
-        # requests sent in them, seconds inside them (image decoding and vLLM's own processing and generation).
-        self.engine_calls = 0
-        self.engine_requests = 0
-        self.engine_call_seconds = 0.0
         # Images sent, and how many were distinct: each goes named by its `image_sha256` (`multi_modal_uuids`, a
         # chat part's `uuid`), so a repeat finds vLLM's processor and prefix caches without its pixels hashed.
         self.engine_images = 0
         self._engine_image_ids: set[str] = set()
 
-    @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> VLLMModel:
-        # batch_size/max_batch_tokens are for padded backends; vLLM schedules its own batches.
-        settings = vllm_settings(args)
-        if importlib.util.find_spec("vllm") is None:
-            raise ImportError("the vllm backend needs vLLM 0.33 and a CUDA GPU: pip install -e '.[vllm]'")
-        # In seconds, as `hf` does: vLLM would retry the Hub for half a minute, then fail on an empty device string.
-        require_checkpoint(settings.pretrained, settings.revision)
-        return cls(settings)
-
     def identity(self) -> dict[str, Any]:
         s = self.settings
-        text = self.facts.chat_template
-        template = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text is not None else None
-        try:
-            from importlib.metadata import version
-
-            vllm_version = version("vllm")
-        except Exception:
-            vllm_version = None
         return {
             "model": "vllm",
             "pretrained": s.pretrained,
             # revision, tokenizer, dtype, generation_config, hf_overrides and the processor settings, as ever, and
             # only where given, an engine field that may change an answer and the sampling defaults
             **s.engine_identity(),
-            "chat_template_sha": template,
+            "chat_template_sha": self.template_sha(),
             "chat_template_content_format": s.chat_template_content_format,
             "prompt_style": style_named(s.prompt_style).describe(),
-            "vllm_version": vllm_version,
+            "vllm_version": self.engine_release(),
             # only where given: a run without it keeps the identity (and the cache keys) it had
             **({"eos_tokens": s.eos_tokens} if s.eos_tokens else {}),
         }
@@ -228,21 +190,12 @@ class VLLMModel(EngineCounted, Model):
         return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls, **decoding}
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
-        """Chunks in the given order, bounded by `chunk_size` requests and `chunk_tokens` prompt tokens; settings
-        may mix (each request has its own `SamplingParams`), so every task of a run can share a chunk."""
         costs, profile = [], ImageProfile()
         for request in requests:  # each request built once here (the runner's requests are built from their rows)
             costs.append(request.token_count)
             profile = profile.covering((request,))
         self._note(profile)  # every request the run sends, before the engine is built by the first
-        for batch in plan_batches(
-            costs,
-            max_batch_tokens=self.settings.chunk_tokens,
-            max_batch_size=self.settings.chunk_size,
-            padded=False,
-            sort_long_first=False,
-        ):
-            yield [requests[i] for i in batch.indices]
+        yield from self.chunks(requests, costs)
 
     def _ensure_engine(self) -> LocalEngine:
         self.check_start()
@@ -282,7 +235,7 @@ class VLLMModel(EngineCounted, Model):
             )
         responses: list[Response | None] = [None] * len(requests)
         style = style_named(self.settings.prompt_style)
-        if style.content == "string" and (self.count.processor is None or self.settings.tokenizer is not None):
+        if style.content == "string" and self.count.own is None:
             raise BackendFatalError(
                 f"vllm: prompt_style={style.name} places each image in its string content, which needs the "
                 f"checkpoint's own processor here ({self.count.unavailable or 'tokenizer= overrides it'}); vLLM's "
@@ -325,11 +278,7 @@ class VLLMModel(EngineCounted, Model):
                 options["chat_template_kwargs"] = dict(style.template_kwargs)
             if processor_kwargs:  # over the engine's own mm_processor_kwargs for these requests
                 options["mm_processor_kwargs"] = {**self.settings.processor_kwargs(), **dict(processor_kwargs)}
-            started = time.perf_counter()
-            results = engine.run([p for _, p in members], options)
-            self.engine_call_seconds += time.perf_counter() - started
-            self.engine_calls += 1
-            self.engine_requests += len(members)
+            results = self.call_engine(engine.run, [p for _, p in members], options)
             for i, _ in members:
                 self.engine_images += len(requests[i].images)
                 self._engine_image_ids.update(image.sha256 for image in requests[i].images)
@@ -337,8 +286,3 @@ class VLLMModel(EngineCounted, Model):
                 processor = {**self.settings.processor_kwargs(), **dict(requests[i].processor_kwargs)}
                 responses[i] = replace(result_response(result), sent=payload_sent(payload, requests[i], processor))
         return cast(list[Response], responses)  # every position filled: each request is in one group
-
-    def close(self) -> None:
-        engine, self._engine = self._engine, None
-        if engine is not None:
-            engine.close()

@@ -7,13 +7,10 @@ import os
 from collections.abc import Sequence
 from typing import Any, cast
 
-from harness.models.checkpoint import check_checkpoint_files
-from harness.models.engine_calls import Result, call_bisecting, decode_each, load_factory
-from harness.models.remote_code import before_loading
+from harness.models.engine_calls import Result, call_bisecting, decode_each, load_engine, load_factory
 from harness.models.vllm_engine.requests import (
     build_conversation,
     engine_prompt,
-    is_request_error,
     output_result,
 )
 
@@ -63,11 +60,7 @@ class LocalEngine:
             # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
             # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
             os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
-        trust = bool(kwargs.get("trust_remote_code"))
-        for checkpoint in dict.fromkeys(c for c in (kwargs.get("model"), kwargs.get("tokenizer")) if c):
-            check_checkpoint_files(str(checkpoint), kwargs.get("revision"))  # no FIFO or device where vLLM reads
-            before_loading(str(checkpoint), kwargs.get("revision"), trust)  # said (or refused) before vLLM runs it
-        self.llm: Any = load_factory(llm_factory)(**kwargs)
+        self.llm: Any = load_engine(llm_factory, kwargs, kwargs.get("model"), kwargs.get("tokenizer"))
         self.make_sampling = load_factory(sampling_factory)
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
@@ -110,7 +103,7 @@ class LocalEngine:
             return self.llm.chat(prompts, sampling_params=sampling, **options)
 
         ready = [i for i in range(len(payloads)) if results[i] is None]
-        call_bisecting(ready, send, output_result, results, engine="vLLM", is_request_error=is_request_error)
+        call_bisecting(ready, send, output_result, results, engine="vLLM")
         return cast(list[dict[str, Any]], results)  # every index filled: each call fills its own or splits them
 
     def close(self) -> None:

@@ -76,16 +76,6 @@ def image_count(limit: Mapping[str, object], cap: int | None) -> int:
     return min(count, cap) if cap is not None else count
 
 
-def profiled_size(limit: Mapping[str, object]) -> tuple[int, int] | None:
-    """The width and height the engine's profiling gives its dummy images under `limit`, where it gives both."""
-    image = limit.get("image")
-    if isinstance(image, dict):
-        width, height = image.get("width"), image.get("height")
-        if isinstance(width, int) and isinstance(height, int):
-            return width, height
-    return None
-
-
 def encoder_refusal(image_tokens: Sequence[int], holds: int, where: str) -> str | None:
     """Why vLLM refuses a request one of whose images is more tokens than its encoder cache `holds` (`where`: what
     says so), as an `over_length` error; None where every image fits."""
@@ -117,9 +107,10 @@ def least_encoder_cache(
     """Without an engine (`--screen_only`): the least the encoder cache will hold, where the limit given profiles
     images of a width and height of its own; None where profiling uses the model's largest image or the run's (every
     image then fits). `size_tokens(width, height)`: one image's tokens as the count makes them."""
-    size = profiled_size(limit) if limit is not None else None
-    if size is None:
-        return None
+    image = limit.get("image") if limit is not None else None
+    width, height = (image.get("width"), image.get("height")) if isinstance(image, dict) else (None, None)
+    if not (isinstance(width, int) and isinstance(height, int)):
+        return None  # no width and height of its own to profile with
     batched = engine.get("max_num_batched_tokens")
     source = "given"
     if not isinstance(batched, int):
@@ -129,10 +120,10 @@ def least_encoder_cache(
         length = engine.get("max_model_len")
         if engine.get("enable_chunked_prefill") is False and isinstance(length, int):
             batched, source = max(batched, length), "max_model_len, chunked prefill off"
-    profiled = size_tokens(*size)
+    profiled = size_tokens(width, height)
     return EncoderCache(
         max(batched, profiled),
-        f"max_num_batched_tokens {batched:,} ({source}) or the profiled {size[0]}x{size[1]} image's {profiled:,}, "
+        f"max_num_batched_tokens {batched:,} ({source}) or the profiled {width}x{height} image's {profiled:,}, "
         "whichever is larger, unless the model declares a larger image of its own",
     )
 

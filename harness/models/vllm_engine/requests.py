@@ -1,6 +1,5 @@
 """Pure parts of the vllm backend: screening a request against the engine, the picklable payload a
-replica receives, the conversation and `SamplingParams` arguments vLLM is given, and mapping its outputs
-back to `Response`s."""
+replica receives, the conversation and `SamplingParams` arguments vLLM is given, and its outputs as result dicts."""
 
 from __future__ import annotations
 
@@ -9,7 +8,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness.api import GenerationSettings, ImagePart, Message, Request, Response, TextPart
+from harness.api import GenerationSettings, ImagePart, Message, Request, TextPart
+from harness.models import engine_calls
 from harness.models.families import style_named
 from harness.models.prompt_style import PromptStyle
 from harness.models.vllm_engine.settings import VLLMSettings
@@ -19,29 +19,22 @@ from harness.sent import Sent, sent_images
 def screen_request(
     request: Request, settings: VLLMSettings, *, prompt_tokens: int, max_model_len: int, image_limit: int
 ) -> str | None:
-    """Why a request must not reach the engine (an error string), or None.
-
-    Its prompt, counted as vLLM counts it (`backend.EngineCount`), + `max_gen_toks` must fit in `max_model_len`:
-    vLLM rejects a longer prompt, which would abort the whole call, and a prompt that leaves no room for the answer
-    would be cut short silently.
-    """
-    if request.num_images > image_limit:
-        cap = settings.max_images
-        why = (
-            f"the model's cap max_images={cap}"
-            if cap is not None and request.num_images > cap
-            else (
-                f"limit_mm_per_prompt={image_limit} of the running engine (pass max_images=N in --model_args to raise it)"
-            )
-        )
-        return f"too_many_images: {request.num_images} images > {why}"
-    need = prompt_tokens + request.settings.max_gen_toks
-    if need > max_model_len:
-        return (
-            f"over_length: {prompt_tokens} prompt tokens + {request.settings.max_gen_toks} to generate > "
-            f"max_model_len {max_model_len}"
-        )
-    return None
+    """Why a request must not reach the engine (`engine_calls.screen_request`): more images than the running engine's
+    `image_limit`, or its prompt, counted as vLLM counts it (`backend.EngineCount`), + `max_gen_toks` past
+    `max_model_len`."""
+    cap = settings.max_images
+    why = (
+        f"the model's cap max_images={cap}"
+        if cap is not None and request.num_images > cap
+        else f"limit_mm_per_prompt={image_limit} of the running engine (pass max_images=N in --model_args to raise it)"
+    )
+    return engine_calls.screen_request(
+        request,
+        prompt_tokens=prompt_tokens,
+        context_length=max_model_len,
+        cap=(image_limit, why),
+        length_name="max_model_len",
+    )
 
 
 def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any]:
@@ -103,20 +96,7 @@ def payload_sent(payload: dict[str, Any], request: Request, processor: dict[str,
     if payload["prompt"] is not None:
         text = payload["prompt"]
     else:
-        turns = [
-            {
-                "role": message["role"],
-                "content": [
-                    {"type": "text", "text": part[1]} if part[0] == "text" else {"type": "image", "image": part[1]}
-                    for part in message["parts"]
-                    if part[0] != "text" or part[1]
-                ],
-            }
-            for message in payload["messages"]
-        ]
-        if payload["prefix"]:
-            turns.append({"role": "assistant", "content": [{"type": "text", "text": payload["prefix"]}]})
-        text = json.dumps(turns, ensure_ascii=False)
+        text = json.dumps(_turns(payload, lambda sha, _: {"type": "image", "image": sha}), ensure_ascii=False)
     images = [(image.sha256, image.width, image.height) for image in request.images]
     return Sent(text, sent_images(images, processor))
 
@@ -133,20 +113,26 @@ def build_conversation(payload: dict[str, Any], decode: Callable[[bytes], Any] =
     """OpenAI-style messages for `LLM.chat`; images as `image_pil` parts keyed by their sha256 (vLLM's
     multimodal caches then skip hashing the pixels). An assistant prefix becomes a final assistant
     message, continued with `continue_final_message=True`."""
-    conversation = []
-    for message in payload["messages"]:
-        content: list[dict[str, Any]] = []
-        for part in message["parts"]:
-            if part[0] == "text":
-                if part[1]:
-                    content.append({"type": "text", "text": part[1]})
-            else:
-                _, sha, data = part
-                content.append({"type": "image_pil", "image_pil": decode(data), "uuid": sha})
-        conversation.append({"role": message["role"], "content": content})
+    return _turns(payload, lambda sha, data: {"type": "image_pil", "image_pil": decode(data), "uuid": sha})
+
+
+def _turns(payload: dict[str, Any], image: Callable[[str, bytes], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The payload's conversation, each image part as `image(sha256, data)` makes it (an empty text left out), its
+    assistant prefix a final assistant message."""
+    turns = [
+        {
+            "role": message["role"],
+            "content": [
+                {"type": "text", "text": part[1]} if part[0] == "text" else image(part[1], part[2])
+                for part in message["parts"]
+                if part[0] != "text" or part[1]
+            ],
+        }
+        for message in payload["messages"]
+    ]
     if payload["prefix"]:
-        conversation.append({"role": "assistant", "content": [{"type": "text", "text": payload["prefix"]}]})
-    return conversation
+        turns.append({"role": "assistant", "content": [{"type": "text", "text": payload["prefix"]}]})
+    return turns
 
 
 def engine_prompt(
@@ -191,23 +177,3 @@ def output_result(output: object) -> dict[str, Any]:
     if result["finish_reason"] in ("abort", "error"):
         result["error"] = f"engine_error: generation ended with finish_reason={result['finish_reason']}"
     return result
-
-
-def result_response(result: dict[str, Any]) -> Response:
-    usage = {}
-    for key in ("prompt_tokens", "completion_tokens", "cached_tokens"):
-        if isinstance(result.get(key), int):
-            usage[key] = result[key]
-    if "prompt_tokens" in usage and "completion_tokens" in usage:
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    if result.get("error"):
-        return Response(text=None, error=result["error"], finish_reason=result.get("finish_reason"), usage=usage)
-    return Response(text=result["text"], finish_reason=result.get("finish_reason"), usage=usage)
-
-
-def is_request_error(err: BaseException) -> bool:
-    """An engine exception caused by a request (bisect to find it), not by the engine (re-raise)."""
-    names = {c.__name__ for c in type(err).__mro__}
-    if "VLLMServerError" in names:
-        return False
-    return "VLLMClientError" in names or isinstance(err, ValueError | TypeError)

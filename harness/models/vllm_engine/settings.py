@@ -15,10 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from harness.models.args import MINIMUM, at_least, check_minimum, settings_from_args
-from harness.models.engine_args import declared_fields, field_value, nearest, split_engine_args
-from harness.models.families import style_named
-from harness.models.scheduling.prefix_order import check_order
+from harness.models.args import check_minimum, settings_from_args
+from harness.models.engine_args import EngineSettings, declared_fields, field_value, nearest, split_engine_args
 
 log = logging.getLogger(__name__)
 
@@ -113,14 +111,9 @@ def sampling_params_class() -> type | None:
 
 
 @dataclass(frozen=True)
-class VLLMSettings:
-    pretrained: str  # the checkpoint: EngineArgs' `model`
-    max_images: int | None = at_least(1)  # the model's image cap per prompt; limit_mm_per_prompt never exceeds it
-    # The processor's pixel limits (Qwen-VL style), over mm_processor_kwargs: the runner and the screen count each
-    # image under max_pixels too (`ModelFacts.max_pixels`), and every backend here takes the same two names.
-    max_pixels: int | None = at_least(1)
-    min_pixels: int | None = at_least(1)
-    chat_template: str | None = None  # a Jinja file or string (`LLM`'s, for its `chat`); default: the model's own
+class VLLMSettings(EngineSettings):
+    backend = "vllm"
+    gpu_args = ("tensor_parallel_size", "pipeline_parallel_size")
     chat_template_content_format: str = "auto"  # `LLM.chat`'s
     # The special tokens generation stops on, in place of the checkpoint's eos ids (space-separated: "<|im_end|>"):
     # vLLM's `stop_token_ids` with `ignore_eos`, as InternVL's `model.chat` sets `eos_token_id` to its conversation
@@ -129,26 +122,13 @@ class VLLMSettings:
     # SamplingParams fields as a JSON object, given to every request over the checkpoint's own decoding: the run's
     # `--gen_kwargs` keys beyond the generation settings arrive here (`BackendSpec.engine_sampling`).
     sampling_params: str | None = None
-    chunk_size: int = at_least(1, 1024)  # requests per engine call (the runner saves after each)
-    chunk_tokens: int = at_least(1, 2_000_000)  # prompt tokens per engine call (~1.5 GP of decoded images)
-    # Tokens the chat template may add, counted only where the processor cannot be loaded (`counting`).
-    length_margin: int = 64
-    decode_workers: int = at_least(1, 4)  # threads decoding images before an engine call
     use_tqdm: bool = True
-    # Requests sharing a prompt prefix run together so vLLM's prefix cache serves their prefill; "length": long first.
-    request_order: str = "cache"
-    # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
-    prompt_style: str = "default"
     # The engine's own arguments, by EngineArgs field name, each of its field's type (`vllm_settings` converts them).
     engine: Mapping[str, object] = field(default_factory=dict)
     sampling: Mapping[str, object] = field(init=False, repr=False, compare=False)  # `sampling_params`, typed
 
     def __post_init__(self) -> None:
-        check_order(self.request_order, "vllm")
-        style_named(self.prompt_style)
-        for f in dataclasses.fields(self):  # settings made in code get the checks `--model_args` get
-            if MINIMUM in f.metadata:
-                check_minimum(getattr(self, f.name), f.metadata[MINIMUM], f.name, "vllm")
+        super().__post_init__()
         if self.eos_tokens is not None and not self.eos_tokens.split():
             raise ValueError("vllm backend: eos_tokens names no token (space-separated special tokens: <|im_end|>)")
         check_engine_names(self.engine)
@@ -156,53 +136,29 @@ class VLLMSettings:
             check_minimum(self.engine.get(name), 1, name, "vllm")
         object.__setattr__(self, "sampling", sampling_defaults(self.sampling_params))
 
-    def _engine(self, name: str, default: object = None) -> object:
+    # The engine fields the backend reads itself (counting, screening, replicas), vLLM's default where not given.
+    def engine_arg(self, name: str, default: object = None) -> object:
         return self.engine.get(name, ENGINE_DEFAULTS.get(name, default))
 
-    # The engine fields the backend reads itself (counting, screening, replicas), vLLM's default where not given.
-    @property
-    def revision(self) -> str | None:
-        return _text(self._engine("revision"))
-
-    @property
-    def tokenizer(self) -> str | None:
-        return _text(self._engine("tokenizer"))
-
-    @property
-    def trust_remote_code(self) -> bool:
-        return self._engine("trust_remote_code") is True
+    def given_processor(self) -> Mapping[str, object]:
+        given = self.engine.get("mm_processor_kwargs")  # the engine's `mm_processor_kwargs`
+        return given if isinstance(given, Mapping) else {}
 
     @property
     def max_model_len(self) -> int | None:
-        value = self._engine("max_model_len")
+        value = self.engine_arg("max_model_len")
         return value if isinstance(value, int) else None
 
     @property
     def seed(self) -> int:
-        value = self._engine("seed", 0)
+        value = self.engine_arg("seed", 0)
         return value if isinstance(value, int) else 0
-
-    @property
-    def gpus(self) -> int:
-        """One engine's GPUs: `tensor_parallel_size * pipeline_parallel_size`."""
-        sizes = (self._engine("tensor_parallel_size", 1), self._engine("pipeline_parallel_size", 1))
-        return (sizes[0] if isinstance(sizes[0], int) else 1) * (sizes[1] if isinstance(sizes[1], int) else 1)
-
-    def processor_kwargs(self) -> dict[str, object]:
-        """The engine's `mm_processor_kwargs`, with `min_pixels`/`max_pixels` over them."""
-        given = self.engine.get("mm_processor_kwargs")
-        kwargs: dict[str, object] = dict(given) if isinstance(given, Mapping) else {}
-        if self.min_pixels is not None:
-            kwargs["min_pixels"] = self.min_pixels
-        if self.max_pixels is not None:
-            kwargs["max_pixels"] = self.max_pixels
-        return kwargs
 
     def engine_identity(self) -> dict[str, object]:
         """What the engine's arguments put in `identity()`: what it has always held (`IDENTITY_FIELDS`, the processor
         settings), and every other field given that may change an answer (see `ANSWER_NEUTRAL`), only where given
         at a value other than vLLM's declared default, so a run with the arguments it had keeps its identity."""
-        out: dict[str, object] = {name: self._engine(name) for name in IDENTITY_FIELDS}
+        out: dict[str, object] = {name: self.engine_arg(name) for name in IDENTITY_FIELDS}
         out["dtype"] = out["dtype"] or "auto"
         out["hf_overrides"] = out["hf_overrides"] or None
         out["mm_processor_kwargs"] = self.processor_kwargs() or None
@@ -216,10 +172,6 @@ class VLLMSettings:
 
 
 _UNSET = object()
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @cache
@@ -287,14 +239,8 @@ def sampling_fields(given: Mapping[str, object]) -> dict[str, object]:
 def vllm_settings(args: Mapping[str, str]) -> VLLMSettings:
     """The backend's settings from `--model_args` (strings): its own, by its own parser, and the engine's, by the
     installed `EngineArgs`' types; a `ValueError` names the argument (never its value)."""
-    renamed: dict[str, str] = {}
-    for key, value in args.items():
-        name = ARG_ALIASES.get(key, key)
-        if key == LIMIT and value.strip().isdigit():
-            name = "max_images"
-        if name in renamed:
-            raise ValueError(f"vllm backend: model argument {name!r} given twice (as {key!r})")
-        renamed[name] = value
+    bare_count = {LIMIT: "max_images"} if args.get(LIMIT, "").strip().isdigit() else {}
+    renamed = VLLMSettings.own_names(args, {**ARG_ALIASES, **bare_count})
     own = [f.name for f in dataclasses.fields(VLLMSettings) if f.init and f.name != "engine"]
     declaration = engine_args_class()
     if declaration is None:

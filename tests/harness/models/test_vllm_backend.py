@@ -11,13 +11,13 @@ from types import SimpleNamespace
 import pytest
 
 from harness.api import GenerationSettings
+from harness.models.engine_calls import result_response
 from harness.models.registry import get_model_class
 from harness.models.vllm_engine.backend import VLLMModel
 from harness.models.vllm_engine.requests import (
     build_conversation,
     output_result,
     request_payload,
-    result_response,
     sampling_kwargs,
     screen_request,
 )
