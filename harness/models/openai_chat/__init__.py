@@ -7,7 +7,6 @@ from dataclasses import replace
 
 from harness.models.api_client.screen import api_screen_model, output_cap
 from harness.models.api_client.text_count import openai_encoding, text_counter
-from harness.models.args import settings_from_args
 from harness.models.backend_spec import api_backend
 from harness.models.openai_chat.foreign import FOREIGN_ARGS, KNOWN_AS
 from harness.models.screen_model import ScreenModel
@@ -17,20 +16,17 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     """The `--screen_only` stand-in: the API model's family rule, an estimate (the server counts for itself); its text
     by tiktoken where it loads (`harness.models.api_client.text_count`), the rule saying which."""
     from harness.models.openai_chat.model import OpenAIChatSettings
-    from harness.models.openai_chat.wire import rendered
 
-    settings = settings_from_args(OpenAIChatSettings, args, "openai", aliases={"pretrained": "model"})
+    settings = OpenAIChatSettings.from_args(args)
     detail = {"image_detail": settings.image_detail} if settings.image_detail else {}
 
     cap = output_cap(settings.model, "token_cap", settings.token_cap, settings.output_limit)
     screen = api_screen_model(
-        "openai",
         settings.model,
         settings,
         detail,
-        render=lambda request: rendered(request, settings),  # as the backend's `render`
+        render=settings.rendered,  # as the backend's `render`
         output_cap=cap,
-        prompt_cache=settings.cache_rule(settings.batch_size(1)),
     )
     encoding, why_not = openai_encoding(settings.model)
     if encoding is not None:
