@@ -115,15 +115,6 @@ class ApiModel(Model):
         """The most bytes the answer to `request` may hold (`max_response_bytes`)."""
         return self.settings.max_response_bytes or 8 * request.settings.max_response_chars + 65536
 
-    def pre_checks(self, request: Request) -> Response | None:
-        """This request's answer without sending it: the run has stopped, or it has more images than the cap."""
-        if self._fatal:
-            return Response(text=None, error=f"not_sent: {self._fatal}")
-        cap = self.facts.max_images
-        if cap is not None and request.num_images > cap:
-            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
-        return None
-
     def status_outcome(self, status: int, message: str, code: str | None, headers: Mapping[str, str]) -> Outcome:
         """What a non-200 answer means."""
         self._reached = True
@@ -207,9 +198,13 @@ class ApiModel(Model):
 
     def built(self, request: Request, build: Callable[[Request], T]) -> T | Response:
         """What `build` makes of the request to send it (its payload), or the answer that ends it unsent: the run has
-        stopped or it holds too many images (`pre_checks`), an image the disk could not read, an input refused."""
-        early = self.pre_checks(request)
-        return early if early is not None else self.payload_or_error(request, build)
+        stopped, it holds more images than `max_images`, an image the disk could not read, an input refused."""
+        if self._fatal:
+            return Response(text=None, error=f"not_sent: {self._fatal}")
+        cap = self.facts.max_images
+        if cap is not None and request.num_images > cap:
+            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
+        return self.payload_or_error(request, build)
 
     @staticmethod
     def payload_or_error(request: Request, build: Callable[[Request], T]) -> T | Response:
