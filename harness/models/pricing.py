@@ -158,21 +158,21 @@ class PriceTable:
         return self.unpriced.get(model) if model and self.price_of(model) is None else None
 
 
-def _rates(entry: Mapping[str, object], where: str) -> Rates:
-    def number(key: str, required: bool = True) -> float | None:
-        value = entry.get(key)
-        if value is None and not required:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise UserError(f"{where}: {key!r} must be a number of USD per 1M tokens >= 0, got {value!r}")
-        return float(value)
+def _number(entry: Mapping[str, object], key: str, where: str, unit: str = "", required: bool = False) -> float | None:
+    """`entry[key]`, a number >= 0 (None where it is absent and not `required`), else one line naming it."""
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise UserError(f"{where}: {key!r} must be a number{unit} >= 0, got {value!r}")
+    return float(value)
 
-    return Rates(
-        number("input") or 0.0,
-        number("output") or 0.0,
-        number("cached_input", required=False),
-        number("cache_write", required=False),
-    )
+
+def _rates(entry: Mapping[str, object], where: str) -> Rates:
+    def usd(key: str, required: bool = False) -> float | None:
+        return _number(entry, key, where, " of USD per 1M tokens", required)
+
+    return Rates(usd("input", True) or 0.0, usd("output", True) or 0.0, usd("cached_input"), usd("cache_write"))
 
 
 def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
@@ -202,21 +202,16 @@ def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
             if not isinstance(over, int) or isinstance(over, bool) or over < 1:
                 raise UserError(f"{where}: long_context.over_tokens must be a positive number of tokens")
             long_context = (over, _rates(entry["long_context"], f"{where} long_context"))
-        extra = {k: entry.get(k) for k in ("per_image", "batch", "cache_storage_per_hour")}
-        for key, value in extra.items():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
-                raise UserError(f"{where}: {key!r} must be a number >= 0, got {value!r}")
+        per_image, batch, storage = (_number(entry, k, where) for k in ("per_image", "batch", "cache_storage_per_hour"))
         out[name] = Price(
             model=name,
             provider=provider,
             as_of=str(entry.get("as_of", "undated")),
             source=str(entry.get("source") or sources.get(provider) or path),
             rates=_rates(entry, where),
-            per_image=float(extra["per_image"] or 0.0),
-            batch=float(extra["batch"] if extra["batch"] is not None else 1.0),
+            per_image=per_image or 0.0,
+            batch=1.0 if batch is None else batch,
             long_context=long_context,
-            cache_storage_per_hour=None
-            if extra["cache_storage_per_hour"] is None
-            else float(extra["cache_storage_per_hour"]),
+            cache_storage_per_hour=storage,
         )
     return out, reasons

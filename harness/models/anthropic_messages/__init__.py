@@ -11,15 +11,11 @@ from harness.models.screen_model import OutputCap, ScreenModel
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.anthropic_messages.model import AnthropicSettings
     from harness.models.anthropic_messages.wire import sent_messages
-    from harness.models.args import settings_from_args
 
-    settings = settings_from_args(AnthropicSettings, args, "anthropic", aliases={"pretrained": "model"})
+    settings = AnthropicSettings.from_args(args)
     budget = settings.thinking_budget
     cap = OutputCap(extra=budget, note=f"thinking_budget={budget:,} is sent on top of max_gen_toks") if budget else None
-    rule = settings.cache_rule(settings.batch_size(1))
-    return api_screen_model(
-        "anthropic", settings.model, settings, render=sent_messages, output_cap=cap, prompt_cache=rule
-    )
+    return api_screen_model(settings.model, settings, render=sent_messages, output_cap=cap)
 
 
 BACKEND = api_backend("anthropic", __name__, ("anthropic",), "Anthropic's servers, which schedule them", screen_model)

@@ -19,19 +19,25 @@ A prefix the request shares with others of the run is marked `cache_control` for
 Every HTTP request is one attempt at a time through the shared machinery of `harness.models.api_client` (the SDK's
 own retries off): the same retries, backoff, `Retry-After`, whole-attempt timeout, answer-size cap and fatal statuses
 as the `openai` backend. Key from `ANTHROPIC_API_KEY`.
+
+`--batch` goes through Anthropic's Message Batches (`AnthropicBatches`): the requests submitted as one batch of
+`{custom_id, params}` (`messages.batches.create`), polled (`retrieve`: `processing_status` "ended") and collected
+(`results`: each item succeeded with its message, or errored, canceled or expired).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from harness.api import Request, Response
 from harness.models.anthropic_messages.wire import build_messages, parse_message, sent_messages
+from harness.models.api_client.batching import CALL_BYTES, RESULT_BYTES, BatchState
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import check_sampling
+from harness.models.api_client.endpoint import check_sampling, sampling
 from harness.models.api_client.prompt_cache import CacheRule
+from harness.models.api_client.replies import excerpt
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import at_least
 from harness.models.registry import register_model
@@ -41,21 +47,10 @@ if TYPE_CHECKING:
     import anthropic
     import httpx2
 
-    from harness.models.anthropic_messages.batch import AnthropicBatches
-
 # The `anthropic-version` MMNeedle's needle.py sent (its pinned SDK's): sent by default, as the official call sent it;
 # `api_version=sdk` sends the installed SDK's own pin instead (docs/cost.md, "API versions")
 OFFICIAL_API_VERSION = "2023-06-01"
 SAMPLING = ("temperature", "top_p")
-
-
-def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
-    """Anthropic's SDK's HTTP error: its code, body and headers."""
-    import anthropic
-
-    if not isinstance(err, anthropic.APIStatusError):
-        return None
-    return err.status_code, err.body if err.body is not None else err.message, err.response.headers
 
 
 @dataclass(frozen=True)
@@ -98,6 +93,14 @@ class AnthropicModel(ApiModel):
         # outlive an SDK upgrade (docs/cost.md).
         self.api_version: str | None = None
 
+    @staticmethod
+    def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+        import anthropic
+
+        if not isinstance(err, anthropic.APIStatusError):
+            return None
+        return err.status_code, err.body if err.body is not None else err.message, err.response.headers
+
     def statistics(self) -> dict[str, object]:
         sent = {"anthropic_version": self.api_version} if self.api_version else {}
         return {**super().statistics(), **sent}
@@ -124,13 +127,9 @@ class AnthropicModel(ApiModel):
             body["system"] = system
         if budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        elif s.temperature is not None:
-            body["temperature"] = s.temperature
-        elif s.send_temperature:
-            body["temperature"] = asked.temperature if asked.do_sample else 0.0
-        top_p = s.top_p if s.top_p is not None else asked.top_p if asked.do_sample and asked.top_p != 1.0 else None
-        if top_p is not None and s.send_top_p and not budget:
-            body["top_p"] = top_p
+        else:
+            sent = sampling(s.temperature, s.top_p, s.send_temperature, asked)
+            body.update(sent if s.send_top_p else {k: v for k, v in sent.items() if k != "top_p"})
         if asked.until:
             body["stop_sequences"] = list(asked.until)
         return body
@@ -174,18 +173,54 @@ class AnthropicModel(ApiModel):
         return self.sdk_generation(
             lambda: client.messages.create(**typed, extra_body=extra or None),  # type: ignore[call-overload]
             self.response_cap(request),
-            status_of,
             parse_message,
         )
 
     # -- --batch ----------------------------------------------------------------------------------
 
-    status_of = staticmethod(status_of)
-
     def check_request(self, request: Request) -> None:
         build_messages(request)
 
     def batch_interface(self) -> AnthropicBatches:
-        from harness.models.anthropic_messages.batch import AnthropicBatches
-
         return AnthropicBatches(self)
+
+
+class AnthropicBatches:
+    """Anthropic's Message Batches; each call through the backend's own attempts (retries, deadline, size cap)."""
+
+    provider = "anthropic"
+
+    def __init__(self, model: AnthropicModel) -> None:
+        self.model = model
+
+    def submit(self, items: Sequence[tuple[str, Request]]) -> str:
+        client = self.model._open()  # noqa: SLF001 - the backend's own client
+        requests = [{"custom_id": item, "params": self.model.payload(request)} for item, request in items]
+        batch = self.model.sdk_call(
+            "batch submission",
+            lambda: client.messages.batches.create(requests=requests),  # type: ignore[arg-type]  # the API's shapes
+            CALL_BYTES,
+        )
+        return batch.id
+
+    def state(self, batch_id: str) -> BatchState:
+        client = self.model._open()  # noqa: SLF001
+        batch = self.model.sdk_call(f"batch {batch_id}", lambda: client.messages.batches.retrieve(batch_id), CALL_BYTES)
+        status = str(batch.processing_status)
+        return BatchState(status == "ended", status)
+
+    def results(self, batch_id: str) -> dict[str, Response]:
+        client = self.model._open()  # noqa: SLF001
+        lines = self.model.sdk_call(
+            f"batch {batch_id}'s results", lambda: list(client.messages.batches.results(batch_id)), RESULT_BYTES
+        )
+        out: dict[str, Response] = {}
+        for line in lines:
+            result = line.result
+            if result.type == "succeeded":
+                out[line.custom_id] = parse_message(result.message)
+            else:
+                why = getattr(getattr(result, "error", None), "error", None) or result.type
+                error = f"provider_error: batch item {excerpt(result.type, 100)}: {excerpt(why, 300)}"
+                out[line.custom_id] = Response(text=None, error=error)
+        return out

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 JOURNAL_MOST = (
     256 * contract.MiB
 )  # a line per batch, 35 bytes an item: millions of requests; more is no journal of ours
+CALL_BYTES = 1 << 20  # the answer to a batch call: a batch's record, an upload's
+RESULT_BYTES = 1 << 30  # a batch's answers: at most the providers' own cap on a batch's output
 
 
 @dataclass(frozen=True)
@@ -141,14 +143,14 @@ class BatchRun:
         requests: Sequence[Request],
         bodies: Sequence[dict[str, object] | Response],
         single: Callable[[Request], Response],
-    ) -> Iterator[list[tuple[int, Response]]]:
+    ) -> Iterator[tuple[int, Response]]:
         """Each request's answer (`bodies[i]`: what its batch item sends, as JSON that names each image by its hash, or
         the `Response` it already has, an input problem), through the batches that hold it or one new batch; `single`
         sends a failed item again."""
         ids: dict[int, str] = {}
         for i, body in enumerate(bodies):
             if isinstance(body, Response):
-                yield [(i, body)]
+                yield i, body
             else:
                 ids[i] = item_id(requests[i], body)
         holding: dict[str, str] = {}  # item id -> the latest batch that holds it
@@ -175,7 +177,7 @@ class BatchRun:
                     why = excerpt(answer.error) if answer is not None else "no answer in the batch"
                     log.warning("%s: batch %s: %s; sent alone", self.interface.provider, excerpt(batch_id), why)
                     answer = single(requests[i])
-                yield [(i, answer)]
+                yield i, answer
 
     def _collect(self, batch_id: str) -> dict[str, Response]:
         waited = 0.0

@@ -21,11 +21,10 @@ from typing import ClassVar, Self, TypeVar
 from harness.api import BackendFatalError, Model, Request, Response, collect
 from harness.models.api_client.batching import BatchInterface, request_identity
 from harness.models.api_client.endpoint import api_key, server_label, server_url
-from harness.models.api_client.outcomes import Closing, Outcome, Retry, StatusOf, Stop, sdk_outcome
+from harness.models.api_client.outcomes import Closing, Outcome, Retry, Stop, sdk_outcome
 from harness.models.api_client.prompt_cache import CachePlan, CacheRule, PrefixPlanner, in_turn, prompt_shape
 from harness.models.api_client.replies import error_message, retry_after_seconds
 from harness.models.api_client.settings import ApiCallSettings
-from harness.models.args import settings_from_args
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -58,7 +57,14 @@ class ApiModel(Model):
             raise ImportError(f"the {self.label} backend needs {package}: pip install -e '.[{self.label}]'")
         self.settings = settings
         self._facts = settings.facts(batch_size)
-        self._init_calls()
+        self.stats: Counter[str] = Counter()
+        self._stats_lock = threading.Lock()
+        self._fatal: str | None = None
+        self._reached = False  # whether any request of this run got an HTTP answer
+        self._pool: ThreadPoolExecutor | None = None
+        self._planner: PrefixPlanner | None = None
+        self._plans: dict[int, CachePlan] = {}  # by id: the plans of the batch being sent (`cache_plan`)
+        self._http: Closing | None = None  # the HTTP client the backend's client sends through, once opened
         self.base_url, self._api_key = self.server()
         self.where = self.base_url
 
@@ -75,18 +81,7 @@ class ApiModel(Model):
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Self:
-        settings = settings_from_args(cls.settings_type, args, cls.label, aliases={"pretrained": "model"})
-        return cls(settings, batch_size=batch_size)
-
-    def _init_calls(self) -> None:
-        self.stats: Counter[str] = Counter()
-        self._stats_lock = threading.Lock()
-        self._fatal: str | None = None
-        self._reached = False  # whether any request of this run got an HTTP answer
-        self._pool: ThreadPoolExecutor | None = None
-        self._planner: PrefixPlanner | None = None
-        self._plans: dict[int, CachePlan] = {}  # by id: the plans of the batch being sent (`cache_plan`)
-        self._http: Closing | None = None  # the HTTP client the backend's client sends through, once opened
+        return cls(cls.settings_type.from_args(args), batch_size=batch_size)
 
     @property
     def token_rule(self) -> str:
@@ -116,22 +111,9 @@ class ApiModel(Model):
         with self._stats_lock:
             self.stats[key] += n
 
-    def _backoff(self, attempt: int) -> float:
-        delay = min(self.settings.max_backoff, self.settings.backoff * (2**attempt))
-        return delay * random.uniform(0.5, 1.0)
-
     def response_cap(self, request: Request) -> int:
         """The most bytes the answer to `request` may hold (`max_response_bytes`)."""
         return self.settings.max_response_bytes or 8 * request.settings.max_response_chars + 65536
-
-    def pre_checks(self, request: Request) -> Response | None:
-        """This request's answer without sending it: the run has stopped, or it has more images than the cap."""
-        if self._fatal:
-            return Response(text=None, error=f"not_sent: {self._fatal}")
-        cap = self.facts.max_images
-        if cap is not None and request.num_images > cap:
-            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
-        return None
 
     def status_outcome(self, status: int, message: str, code: str | None, headers: Mapping[str, str]) -> Outcome:
         """What a non-200 answer means."""
@@ -170,8 +152,13 @@ class ApiModel(Model):
                 return Response(text=None, error=f"provider_error: {last}")
             if attempt == self.settings.max_retries:
                 break
-            wait = outcome.wait
-            delay = self._backoff(attempt) if wait is None else min(wait, self.settings.max_backoff)
+            wait, most = outcome.wait, self.settings.max_backoff
+            # exponential backoff with jitter, unless the server said how long to wait
+            delay = (
+                min(most, self.settings.backoff * 2**attempt) * random.uniform(0.5, 1.0)
+                if wait is None
+                else min(wait, most)
+            )
             asked = f" (the server asked for {wait:g}s; max_backoff bounds it)" if wait and wait > delay else ""
             log.warning(
                 "%s: %s; retry %d/%d in %.1fs%s", self.label, last, attempt + 1, self.settings.max_retries, delay, asked
@@ -184,16 +171,22 @@ class ApiModel(Model):
             text=None, error=f"provider_error: gave up after {self.settings.max_retries + 1} attempts: {last}"
         )
 
-    def sdk_attempt(self, call: Callable[[], T], cap: int, status: StatusOf) -> T | Outcome:
+    @staticmethod
+    def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+        """What the backend's SDK's HTTP error says: (status code, body, headers); None for an error that is not
+        one."""
+        return None
+
+    def sdk_attempt(self, call: Callable[[], T], cap: int) -> T | Outcome:
         """One HTTP exchange through a provider's SDK, bounded in time and bytes (`deadline`, `capped`); its failure as
-        a `Retry`, a `Stop` or this sample's error (`status` reads an SDK's HTTP error: code, body, headers)."""
+        a `Retry`, a `Stop` or this sample's error (`status_of` reads an SDK's HTTP error)."""
         from harness.models.api_client.deadline import capped, deadline
 
         try:
             with deadline(self.settings.timeout), capped(cap):
                 return call()
         except Exception as err:
-            found = status(err)
+            found = self.status_of(err)
             if found is not None:
                 code, body, headers = found
                 message, kind = error_message(body)
@@ -205,9 +198,13 @@ class ApiModel(Model):
 
     def built(self, request: Request, build: Callable[[Request], T]) -> T | Response:
         """What `build` makes of the request to send it (its payload), or the answer that ends it unsent: the run has
-        stopped or it holds too many images (`pre_checks`), an image the disk could not read, an input refused."""
-        early = self.pre_checks(request)
-        return early if early is not None else self.payload_or_error(request, build)
+        stopped, it holds more images than `max_images`, an image the disk could not read, an input refused."""
+        if self._fatal:
+            return Response(text=None, error=f"not_sent: {self._fatal}")
+        cap = self.facts.max_images
+        if cap is not None and request.num_images > cap:
+            return Response(text=None, error=f"too_many_images: {request.num_images} > max_images={cap}")
+        return self.payload_or_error(request, build)
 
     @staticmethod
     def payload_or_error(request: Request, build: Callable[[Request], T]) -> T | Response:
@@ -226,25 +223,27 @@ class ApiModel(Model):
             self._count("refusals")
         return response
 
-    def sdk_generation(
-        self, call: Callable[[], T], cap: int, status: StatusOf, parse: Callable[[T], Response]
-    ) -> Response:
+    def sdk_generation(self, call: Callable[[], T], cap: int, parse: Callable[[T], Response]) -> Response:
         """A generation through a provider's SDK, attempt after attempt (`sdk_attempt`, `with_retries`), its answer
         read by `parse`."""
 
         def once() -> Outcome:
-            answer = self.sdk_attempt(call, cap, status)
+            answer = self.sdk_attempt(call, cap)
             return answer if isinstance(answer, Response | Retry | Stop) else self.counted(parse(answer))
 
         return self.with_retries(once)
 
-    def sdk_call(self, what: str, call: Callable[[], T], cap: int, status: StatusOf) -> T:
-        """A call besides a generation (an upload, the batch interface's), with the same attempts; its result, or a
-        `BackendFatalError` naming `what` failed."""
-        result: T | Response = self.with_retries(lambda: self.sdk_attempt(call, cap, status))
+    def retried(self, what: str, once: Callable[[], T | Outcome]) -> T:
+        """A call besides a generation (an upload, the batch interface's) with a generation's attempts
+        (`with_retries`); its result, or a `BackendFatalError` saying `what` failed."""
+        result: T | Response = self.with_retries(once)
         if isinstance(result, Response):
-            raise BackendFatalError(f"{self.label}: {what}: {result.error}")
+            raise BackendFatalError(f"{what}: {result.error}")
         return result
+
+    def sdk_call(self, what: str, call: Callable[[], T], cap: int) -> T:
+        """`retried` through the provider's SDK (`sdk_attempt`)."""
+        return self.retried(f"{self.label}: {what}", lambda: self.sdk_attempt(call, cap))
 
     def _send(self, request: Request) -> Response:
         raise NotImplementedError
@@ -274,21 +273,15 @@ class ApiModel(Model):
     def check_request(self, request: Request) -> None:
         """Raise `ValueError` (or `OSError`) where `request` cannot be sent (an image that does not decode)."""
 
-    def batch_body(self, request: Request) -> dict[str, object]:
-        """What one request's batch item sends, as JSON that names each image by its hash (checked here)."""
-        self.check_request(request)
-        return {"model": self.identity(), "request": request_identity(request)}
-
     def _batch_item(self, request: Request) -> dict[str, object] | Response:
-        early = self.pre_checks(request)
-        if early is not None:
-            return early
-        try:
-            return self.batch_body(request)
-        except OSError as err:  # the disk failed to read an image: tried again on resume
-            return Response(text=None, error=f"error: an image could not be read ({err.strerror or err})")
-        except (ValueError, TypeError) as err:
-            return Response(text=None, error=f"invalid_input: {err}")
+        """What one request's batch item sends, as JSON that names each image by its hash (checked here), or the
+        answer that ends it unsent (`built`)."""
+
+        def body(request: Request) -> dict[str, object]:
+            self.check_request(request)
+            return {"model": self.identity(), "request": request_identity(request)}
+
+        return self.built(request, body)
 
     def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
         """Each response as it arrives (the runner journals it at once: a killed run sends none again)."""
@@ -300,34 +293,28 @@ class ApiModel(Model):
         rule = self.cache_rule()
         how = rule.how if rule is not None else None
         leaders = [plan.leader for plan in self._plan(requests, rule)]
+        journal = self.settings.batch_journal
         try:
-            yield from self._stream(requests, leaders, how)
+            answers = self._batched(requests, Path(journal)) if journal else self._pooled(requests, leaders)
+            for i, response in answers:
+                if not (response.error or "").startswith("not_sent:"):
+                    yield [(i, self._as_sent(requests[i], response, how))]
         finally:
             self._plans = {}
+        self._count("requests", len(requests))
+        if self._fatal:
+            # Stop now, not one batch later (a small run would otherwise end "successfully" with every
+            # sample failed); what this batch did get has been handed over already.
+            raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
 
-    def _stream(
-        self, requests: Sequence[Request], leaders: Sequence[int | None], how: str | None
-    ) -> Iterator[list[tuple[int, Response]]]:
-        if self.settings.batch_journal:
-            from harness.models.api_client.batching import BatchJournal, BatchRun
+    def _batched(self, requests: Sequence[Request], journal: Path) -> Iterator[tuple[int, Response]]:
+        from harness.models.api_client.batching import BatchJournal, BatchRun
 
-            run = BatchRun(
-                self.batch_interface(),
-                BatchJournal(Path(self.settings.batch_journal)),
-                self.settings.batch_poll,
-                self.settings.batch_wait,
-            )
-            bodies = [self._batch_item(r) for r in requests]
-            for chunk in run.stream(requests, bodies, self._send):
-                yield [
-                    (i, self._as_sent(requests[i], r, how))
-                    for i, r in chunk
-                    if not (r.error or "").startswith("not_sent:")
-                ]
-            self._count("requests", len(requests))
-            if self._fatal:
-                raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
-            return
+        s = self.settings
+        run = BatchRun(self.batch_interface(), BatchJournal(journal), s.batch_poll, s.batch_wait)
+        return run.stream(requests, [self._batch_item(r) for r in requests], self._send)
+
+    def _pooled(self, requests: Sequence[Request], leaders: Sequence[int | None]) -> Iterator[tuple[int, Response]]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.settings.concurrency, thread_name_prefix=self.label)
         for i, future in in_turn(self._pool, self._send, requests, leaders, self.settings.concurrency):
@@ -336,13 +323,7 @@ class ApiModel(Model):
             except Exception as err:  # a bug in one sample's handling must not lose the batch
                 log.exception("%s: unexpected error", self.label)
                 response = Response(text=None, error=f"error: {type(err).__name__}: {err}")
-            if not (response.error or "").startswith("not_sent:"):
-                yield [(i, self._as_sent(requests[i], response, how))]
-        self._count("requests", len(requests))
-        if self._fatal:
-            # Stop now, not one batch later (a small run would otherwise end "successfully" with every
-            # sample failed); what this batch did get has been handed over already.
-            raise BackendFatalError(f"{self.label} backend stopped: {self._fatal}")
+            yield i, response
 
     def close(self) -> None:
         """Stop the pool, close the HTTP client; the backend's client (`_client`) opens again when next needed."""

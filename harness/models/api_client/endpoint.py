@@ -1,5 +1,5 @@
 """Where an API backend sends its requests, and with which key: the checks every API backend's constructor makes
-(`openai`, `gemini`, `anthropic`), each error one line naming the backend and the setting. The provider's address and
+(`openai`, `gemini`, `anthropic`), each error one line naming the backend and the setting; and the sampling it sends. The provider's address and
 key come from the `--model_args` (`base_url`, `api_key`), else from the environment variables the provider's own SDK
 reads; only a loopback server may be used without a key (a local `vllm serve`)."""
 
@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
+from harness.api import GenerationSettings
 from harness.models.api_client.replies import is_loopback
 from harness.models.api_client.settings import ApiCallSettings
 from harness.redact import redact_urls
@@ -73,3 +74,20 @@ def check_sampling(
         raise ValueError(f"{backend} backend: temperature must be {bound}, got {temperature}")
     if top_p is not None and not 0 < top_p <= 1:
         raise ValueError(f"{backend} backend: top_p must be in (0, 1], got {top_p}")
+
+
+def sampling(
+    temperature: float | None, top_p: float | None, send_temperature: bool, asked: GenerationSettings
+) -> dict[str, float]:
+    """The temperature and top_p a backend sends: each as given in `--model_args`, else the request's (its temperature,
+    0 when greedy, unless `send_temperature` is false; its top_p where it samples with one below 1)."""
+    sent: dict[str, float] = {}
+    if temperature is not None:
+        sent["temperature"] = temperature
+    elif send_temperature:
+        sent["temperature"] = asked.temperature if asked.do_sample else 0.0
+    if top_p is not None:
+        sent["top_p"] = top_p
+    elif asked.do_sample and asked.top_p != 1.0:
+        sent["top_p"] = asked.top_p
+    return sent

@@ -6,7 +6,7 @@ back, which the runner keeps). Here: those outcomes, and what a failure before a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,8 +36,6 @@ class Stop:
 
 
 Outcome = Response | Retry | Stop
-# What an SDK's HTTP error says: (status code, body, headers), or None for an error that is not one.
-StatusOf = Callable[[BaseException], "tuple[int, object, Mapping[str, str]] | None"]
 
 
 def _causes(err: BaseException) -> Iterator[BaseException]:

@@ -12,27 +12,24 @@ from harness.models.screen_model import OutputCap, ScreenModel, by_family
 from harness.sent import Sent
 
 if TYPE_CHECKING:  # reading a backend's declaration imports no HTTP stack
-    from harness.models.api_client.prompt_cache import CacheRule
     from harness.models.api_client.settings import ApiCallSettings
 
 
 def api_screen_model(
-    backend: str,
     model: str,
     settings: ApiCallSettings,
     counted_with: Mapping[str, object] | None = None,
     *,
     render: Callable[[Request], Sent] | None = None,
     output_cap: OutputCap | None = None,
-    prompt_cache: CacheRule | None = None,
 ) -> ScreenModel:
     """`model`'s prompts counted by its family's rule (`counted_with`: the settings the rule reads, e.g. the image
     detail), screened against the limits `settings` give; `render`: the request as the backend would send it
     (`harness.sent`), what `--screen_only --write_out` prints; `output_cap`: what bounds an answer's billed output,
-    where the backend does not send the request's `max_gen_toks` as its cap; `prompt_cache`: how the backend asks its
-    provider to cache prompts, which the estimate prices (`harness.running.cache_estimate`)."""
+    where the backend does not send the request's `max_gen_toks` as its cap. How the backend asks its provider to cache
+    prompts (`settings.cache_rule`) is what the estimate prices (`harness.running.cache_estimate`)."""
     return by_family(
-        backend,
+        settings.backend,
         model,
         family_of_api_name(model),
         f"{model} is an API model: its server counts the prompt",
@@ -43,7 +40,7 @@ def api_screen_model(
         max_pixels=settings.max_pixels,
         render=render,
         output_cap=output_cap,
-        prompt_cache=prompt_cache,
+        prompt_cache=settings.cache_rule(settings.batch_size(1)),
         request_order=settings.request_order,
     )
 

@@ -5,12 +5,13 @@ the request order and the provider's prompt cache (`prompt_cache`), and what the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from harness.api import ModelFacts
 from harness.models.api_client.prompt_cache import MIN_TOKENS, CacheRule
-from harness.models.args import FALSE, TRUE, at_least
+from harness.models.args import FALSE, TRUE, at_least, settings_from_args
 from harness.models.scheduling.prefix_order import check_order
 
 
@@ -65,6 +66,11 @@ class ApiCallSettings:
                     f"{self.backend} backend: {name} must be "
                     f"{'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
                 )
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, object]) -> Self:
+        """The settings `--model_args` give (`pretrained`: lm-eval's name for `model`)."""
+        return settings_from_args(cls, args, cls.backend, aliases={"pretrained": "model"})
 
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """How the backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""

@@ -15,20 +15,15 @@ from harness.models.api_client.replies import checked_image, decoded_image
 IMAGE_FORMATS = ("original", "png")
 
 
-def png_bytes(image: ImageRef) -> bytes:
-    """The image decoded, made RGB and saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) and
-    `openai_model.py:117,124` (`encode_image_base64`, `model_utils.py:55-59`) did; the bytes are first checked to
-    decode (one decode)."""
-    _, _, rgb = decoded_image(image, lambda decoded: decoded.convert("RGB"))
-    out = io.BytesIO()
-    rgb.save(out, format="PNG")
-    return out.getvalue()
-
-
 def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
-    """(MIME type, bytes) of the image as sent in `image_format` (`IMAGE_FORMATS`)."""
+    """(MIME type, bytes) of the image as sent in `image_format` (`IMAGE_FORMATS`): for `png`, decoded, made RGB and
+    saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) and `openai_model.py:117,124`
+    (`encode_image_base64`, `model_utils.py:55-59`) did; the bytes are first checked to decode (one decode)."""
     if image_format == "png":
-        return "image/png", png_bytes(image)
+        _, _, rgb = decoded_image(image, lambda decoded: decoded.convert("RGB"))
+        out = io.BytesIO()
+        rgb.save(out, format="PNG")
+        return "image/png", out.getvalue()
     if image_format != "original":
         raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {image_format!r}")
     return checked_image(image)

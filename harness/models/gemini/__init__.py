@@ -11,11 +11,10 @@ from harness.models.screen_model import ScreenModel
 
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
-    from harness.models.args import settings_from_args
     from harness.models.gemini.model import GeminiSettings
     from harness.models.gemini.wire import sent_contents
 
-    settings = settings_from_args(GeminiSettings, args, "gemini", aliases={"pretrained": "model"})
+    settings = GeminiSettings.from_args(args)
     render = partial(  # as the backend's `render`
         sent_contents,
         images=settings.images,
@@ -23,14 +22,10 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         empty_text_parts=settings.empty_text_parts,
     )
     return api_screen_model(
-        "gemini",
         settings.model,
         settings,
         render=render,
-        # What bounds an answer's billed output: the cap sent (`max_output_tokens`: the request's max_gen_toks, or a
-        # number), else the model's own output limit (`output_limit`), else nothing.
         output_cap=output_cap(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit),
-        prompt_cache=settings.cache_rule(settings.batch_size(1)),
     )
 
 

@@ -17,21 +17,26 @@ only with `send_seed=true` (the wrapper sent none). `output_limit` is never sent
 Every HTTP request (each upload, each generation) is one attempt at a time through the shared machinery of
 `harness.models.api_client` (the SDK's own retries off): the same retries, backoff, `Retry-After`, whole-attempt
 timeout, answer-size cap and fatal statuses as the `openai` backend. Key from `GEMINI_API_KEY` (or `GOOGLE_API_KEY`).
+
+`--batch` goes through Gemini's batch mode (`GeminiBatches`): the requests (their images uploaded first, as a single
+request's are) submitted inline as one batch job (`batches.create`, each request's item id as its `metadata.key`),
+polled (`batches.get`: an ended state) and collected (the job's inlined responses, matched by `metadata.key`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from harness.api import ImageRef, Request, Response
+from harness.api import BackendFatalError, ImageRef, Request, Response
+from harness.models.api_client.batching import CALL_BYTES, RESULT_BYTES, BatchState
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import check_sampling
+from harness.models.api_client.endpoint import check_sampling, sampling
 from harness.models.api_client.outcomes import Outcome
 from harness.models.api_client.prompt_cache import CacheRule
-from harness.models.api_client.replies import checked_image
+from harness.models.api_client.replies import checked_image, excerpt
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
 from harness.models.args import at_least
@@ -42,20 +47,6 @@ from harness.sent import Sent
 if TYPE_CHECKING:
     from google import genai
     from google.genai import types
-
-    from harness.models.gemini.batch import GeminiBatches
-
-UPLOAD_ANSWER_BYTES = 1 << 20  # a Files API answer is a small JSON record
-
-
-def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
-    """google-genai's HTTP error: its code, body and headers."""
-    from google.genai import errors
-
-    if not isinstance(err, errors.APIError):
-        return None
-    headers = getattr(getattr(err, "response", None), "headers", None) or {}
-    return int(err.code or 0), err.details if err.details is not None else str(err), headers
 
 
 @dataclass(frozen=True)
@@ -119,6 +110,15 @@ class GeminiModel(ApiModel):
         self._upload_locks: dict[str, threading.Lock] = {}
         self._uploads_lock = threading.Lock()
 
+    @staticmethod
+    def status_of(err: BaseException) -> tuple[int, object, Mapping[str, str]] | None:
+        from google.genai import errors
+
+        if not isinstance(err, errors.APIError):
+            return None
+        headers = getattr(getattr(err, "response", None), "headers", None) or {}
+        return int(err.code or 0), err.details if err.details is not None else str(err), headers
+
     def identity(self) -> dict[str, object]:
         s = self.settings
         return {
@@ -148,14 +148,7 @@ class GeminiModel(ApiModel):
         fields: dict[str, object] = {}
         if system is not None:
             fields["system_instruction"] = system
-        if s.temperature is not None:
-            fields["temperature"] = s.temperature
-        elif s.send_temperature:
-            fields["temperature"] = asked.temperature if asked.do_sample else 0.0
-        if s.top_p is not None:
-            fields["top_p"] = s.top_p
-        elif asked.do_sample and asked.top_p != 1.0:
-            fields["top_p"] = asked.top_p
+        fields.update(sampling(s.temperature, s.top_p, s.send_temperature, asked))
         if s.candidate_count is not None:
             fields["candidate_count"] = s.candidate_count
         if s.max_output_tokens == "task":
@@ -169,14 +162,11 @@ class GeminiModel(ApiModel):
             fields["seed"] = asked.seed
         return types.GenerateContentConfig.model_validate(fields)
 
-    def _image_bytes(self, image: ImageRef) -> tuple[str, bytes]:
-        return image_as(image, self.settings.image_format)
-
     def _image_part(self, image: ImageRef, uploaded: dict[str, types.File]) -> types.Part:
         from google.genai import types
 
         if self.settings.images == "inline":
-            mime, data = self._image_bytes(image)
+            mime, data = image_as(image, self.settings.image_format)
             return types.Part(inline_data=types.Blob(mime_type=mime, data=data))
         file = uploaded[image.sha256]
         return types.Part(file_data=types.FileData(file_uri=file.uri, mime_type=file.mime_type))
@@ -214,15 +204,13 @@ class GeminiModel(ApiModel):
                 return self._uploads[image.sha256]
             import io
 
-            mime, data = self._image_bytes(image)
+            mime, data = image_as(image, self.settings.image_format)
             client = self._open()
 
             def once() -> types.File | Outcome:
                 self._count("uploads")
-                return self.sdk_attempt(
-                    lambda: client.files.upload(file=io.BytesIO(data), config={"mime_type": mime}),
-                    UPLOAD_ANSWER_BYTES,
-                    status_of,
+                return self.sdk_attempt(  # a Files API answer is a small JSON record
+                    lambda: client.files.upload(file=io.BytesIO(data), config={"mime_type": mime}), CALL_BYTES
                 )
 
             file: types.File | Response = self.with_retries(once)
@@ -267,19 +255,75 @@ class GeminiModel(ApiModel):
         return self.sdk_generation(
             lambda: client.models.generate_content(model=self.settings.model, contents=contents, config=config),
             self.response_cap(request),
-            status_of,
             parse_answer,
         )
 
     # -- --batch ----------------------------------------------------------------------------------
-
-    status_of = staticmethod(status_of)
 
     def check_request(self, request: Request) -> None:
         for image in request.images:  # each image decodes (encoded, as sent, when its batch is built)
             checked_image(image)
 
     def batch_interface(self) -> GeminiBatches:
-        from harness.models.gemini.batch import GeminiBatches
-
         return GeminiBatches(self)
+
+
+ENDED = frozenset(
+    {
+        "JOB_STATE_SUCCEEDED",
+        "JOB_STATE_FAILED",
+        "JOB_STATE_CANCELLED",
+        "JOB_STATE_EXPIRED",
+        "JOB_STATE_PARTIALLY_SUCCEEDED",
+    }
+)
+
+
+class GeminiBatches:
+    """Gemini's batch mode; each call through the backend's own attempts (retries, deadline, size cap)."""
+
+    provider = "gemini"
+
+    def __init__(self, model: GeminiModel) -> None:
+        self.model = model
+
+    def submit(self, items: Sequence[tuple[str, Request]]) -> str:
+        from google.genai import types
+
+        inlined = []
+        for item, request in items:
+            ready = self.model.prepared(request)
+            if isinstance(ready, Response):
+                raise BackendFatalError(f"gemini batch: {request.sample_id}: {ready.error}")
+            contents, config = ready
+            inlined.append(types.InlinedRequest(contents=contents, config=config, metadata={"key": item}))
+        client = self.model._open()  # noqa: SLF001 - the backend's own client
+        job = self.model.sdk_call(
+            "batch submission", lambda: client.batches.create(model=self.model.settings.model, src=inlined), CALL_BYTES
+        )
+        if not job.name:
+            raise BackendFatalError("gemini batch: the job's answer names no job")
+        return job.name
+
+    def _job(self, name: str, cap: int = CALL_BYTES) -> types.BatchJob:
+        client = self.model._open()  # noqa: SLF001
+        return self.model.sdk_call(f"batch {name}", lambda: client.batches.get(name=name), cap)
+
+    def state(self, batch_id: str) -> BatchState:
+        job = self._job(batch_id)
+        state = str(getattr(job.state, "value", job.state))
+        failed = excerpt(job.error) if job.error is not None and state != "JOB_STATE_SUCCEEDED" else None
+        return BatchState(state in ENDED, state, failed)
+
+    def results(self, batch_id: str) -> dict[str, Response]:
+        job = self._job(batch_id, RESULT_BYTES)
+        out: dict[str, Response] = {}
+        for answer in (job.dest.inlined_responses if job.dest is not None else None) or []:
+            key = (answer.metadata or {}).get("key")
+            if not key:
+                continue
+            if answer.response is not None:
+                out[key] = parse_answer(answer.response)
+            else:
+                out[key] = Response(text=None, error=f"provider_error: batch item: {excerpt(answer.error, 300)}")
+        return out

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from harness.api import BackendFatalError, Request, Response
-from harness.models.api_client.batching import BatchState
+from harness.models.api_client.batching import CALL_BYTES, RESULT_BYTES, BatchState
 from harness.models.api_client.replies import excerpt, parse_body
 from harness.models.openai_chat.wire import parse_completion
 
@@ -24,7 +24,6 @@ class _Backend(Protocol):
 
 
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
-ANSWER_FILE_BYTES = 1 << 30  # a batch's answers: at most the provider's own cap on a batch's output
 
 
 class OpenAIBatches:
@@ -33,7 +32,7 @@ class OpenAIBatches:
     def __init__(self, model: _Backend) -> None:
         self.model = model
 
-    def _json(self, method: str, path: str, cap: int = 1 << 20, **send: object) -> object:
+    def _json(self, method: str, path: str, cap: int = CALL_BYTES, **send: object) -> object:
         raw = self.model.call(method, path, cap, **send)
         data, unreadable = parse_body(raw)
         if data is None:
@@ -86,7 +85,7 @@ class OpenAIBatches:
             file_id = batch.get(key)
             if not isinstance(file_id, str):
                 continue
-            raw = self.model.call("GET", f"/files/{file_id}/content", ANSWER_FILE_BYTES)
+            raw = self.model.call("GET", f"/files/{file_id}/content", RESULT_BYTES)
             for line in raw.decode("utf-8", "replace").splitlines():
                 entry, _ = parse_body(line.encode())
                 if isinstance(entry, dict) and isinstance(entry.get("custom_id"), str):

@@ -4,32 +4,27 @@ gateways).
     harness --model openai --model_args model=gpt-4o,image_detail=high,concurrency=16 ...
     harness --model openai --model_args model=Qwen/Qwen2.5-VL-7B-Instruct,base_url=http://localhost:8000/v1
 
-Images go as base64 data URLs of the dataset's own encoded bytes (the MIME type read from the bytes'
-magic number): no decoding, no PNG re-encoding, unless `image_format=png` (decoded, RGB, PNG, as MMLongBench's
-`openai_model.py:117-124` sent a local image file); `empty_text_parts=true` sends the empty texts its `format_chat`
-left around images. Requests run concurrently (a thread pool over one
-httpx client, `concurrency` at a time). 429, 5xx, timeouts and dropped connections are retried with
-exponential backoff and jitter, honouring `Retry-After` up to `max_backoff` (a server's date far ahead never holds a
-request longer than the client's own bound); other 4xx are not retried. Whatever goes
-wrong with one sample (a refusal, a content filter, a provider error, a malformed body) becomes that
-sample's `Response(text=None, error=...)`; `generate` never raises for it. Authentication and
-"model not found" answers (401/403/404), and a server still unreachable after every retry, concern
-every sample: the rest of the batch is not sent and `generate` raises `BackendFatalError` carrying the
-responses it did get, so the runner keeps them and stops the run. A request sharing a prefix with others of the run is
+Images go as base64 data URLs of the dataset's own encoded bytes (the MIME type read from the bytes' magic number): no
+decoding, no PNG re-encoding, unless `image_format=png` (decoded, RGB, PNG, as MMLongBench's `openai_model.py:117-124`
+sent a local image file); `empty_text_parts=true` sends the empty texts its `format_chat` left around images. Requests
+run `concurrency` at a time over one httpx client, with the attempts every API backend makes (`api_client.calls`,
+`api_client.outcomes`): one sample's failure is that sample's error; one that concerns every sample (401/403/404, a
+server never reached) stops the run, keeping what did come back. A request sharing a prefix with others of the run is
 sent OpenAI's `prompt_cache_key` (`cache_rule`), and `request_order=cache` feeds a served engine's prefix cache.
 """
 
 from __future__ import annotations
 
-import logging
+import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
 from harness.api import Request, Response
 from harness.models.api_client.calls import ApiModel
-from harness.models.api_client.endpoint import api_key, check_sampling, server_url
+from harness.models.api_client.endpoint import api_key, check_sampling, sampling, server_url
 from harness.models.api_client.outcomes import Outcome, transport_outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, parse_body
@@ -41,18 +36,17 @@ from harness.models.openai_chat.wire import (
     build_messages,
     image_data_url,
     parse_completion,
-    rendered,
     request_image_settings,
 )
 from harness.models.registry import register_model
-from harness.sent import Sent
+from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:
     import httpx
 
     from harness.models.openai_chat.batch import OpenAIBatches
 
-log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 OPENAI_HOST = "api.openai.com"
 DEFAULT_BASE_URL = f"https://{OPENAI_HOST}/v1"
@@ -110,6 +104,24 @@ class OpenAIChatSettings(ApiCallSettings):
             raise ValueError(
                 f"openai backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
             )
+
+    def rendered(self, request: Request) -> Sent:
+        """The messages the backend posts for `request` as JSON (its `render`, and the screen's), each image named by
+        its content hash (`sha256:<hash>`) where its bytes go, with the detail (and, made PNG, the format) it is sent
+        at (`harness.sent`): the request's image settings over the model's; where the backend refuses the request's
+        (it is invalid_input there, never sent), the model's."""
+        try:
+            detail, image_format = request_image_settings(request, self.image_detail, self.image_format)
+        except ValueError:
+            detail, image_format = None, self.image_format
+        messages = build_messages(
+            request, detail, self.continue_final_message, lambda ref: f"sha256:{ref.sha256}", self.empty_text_parts
+        )
+        how: dict[str, object] = {"image_detail": detail}
+        if image_format != "original":
+            how["image_format"] = image_format
+        images = [(image.sha256, image.width, image.height) for image in request.images]
+        return Sent(json.dumps(messages, ensure_ascii=False), sent_images(images, how))
 
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """Each request sharing a prefix worth caching sent with a `prompt_cache_key` naming it: by default only to
@@ -196,12 +208,7 @@ class OpenAIChatModel(ApiModel):
             body[self.token_param] = s.max_gen_toks if cap == "task" else int(cap)
         if self.settings.reasoning_effort:
             body["reasoning_effort"] = self.settings.reasoning_effort
-        if self.settings.send_temperature:
-            body["temperature"] = s.temperature if s.do_sample else 0.0
-        if self.settings.top_p is not None:
-            body["top_p"] = self.settings.top_p
-        elif s.do_sample and s.top_p != 1.0:
-            body["top_p"] = s.top_p
+        body.update(sampling(None, self.settings.top_p, self.settings.send_temperature, s))
         if s.until:
             body["stop"] = list(s.until)
         if s.seed is not None and self.settings.send_seed:
@@ -224,28 +231,27 @@ class OpenAIChatModel(ApiModel):
         return self._client
 
     def _attempt(
-        self, client: httpx.Client, method: str, url: str, cap: int, **send: object
-    ) -> tuple[httpx.Response, bytes] | Outcome:
-        """One attempt at a call: the reply and its body, read up to `cap` bytes; what a transport failure means
-        where one stops it. The whole attempt, however slowly the server sends its headers or body, ends at the
-        timeout."""
+        self, method: str, url: str, cap: int, ok: Callable[[bytes], T | Outcome], **send: object
+    ) -> T | Outcome:
+        """One attempt at a call: `ok` of its body, read up to `cap` bytes, where the server answers 200; else what its
+        answer (its status, its error message, parsed or as text, its headers) or a transport failure means. The whole
+        attempt, however slowly the server sends its headers or body, ends at the timeout."""
         from harness.models.api_client.deadline import deadline, read_capped
 
         try:
             with (
                 deadline(self.settings.timeout),
-                client.stream(method, url, params=self._params, **send) as reply,  # type: ignore[arg-type]
+                self._open().stream(method, url, params=self._params, **send) as reply,  # type: ignore[arg-type]
             ):
-                return reply, read_capped(reply, cap)
+                raw = read_capped(reply, cap)
         except Exception as err:
             outcome = transport_outcome(err, self.settings.timeout)
             if outcome is None:
                 raise
             return outcome
-
-    def _refused(self, reply: httpx.Response, raw: bytes, data: object) -> Outcome:
-        """What a reply other than 200 means, from its status, its error message (the body, parsed or as text) and
-        its headers."""
+        if reply.status_code == 200:
+            return ok(raw)
+        data, _ = parse_body(raw)
         message, code = error_message(data if data is not None else raw.decode("utf-8", "replace"))
         return self.status_outcome(reply.status_code, message, code, reply.headers)
 
@@ -253,28 +259,20 @@ class OpenAIChatModel(ApiModel):
         body = self.built(request, self.payload)
         if isinstance(body, Response):
             return body
-        client = self._open()
         cap = self.response_cap(request)
         headers = {**self._headers, "Accept-Encoding": "identity"}
 
-        def once() -> Outcome:
-            attempt = self._attempt(client, "POST", self.url, cap, json=body, headers=headers)
-            if not isinstance(attempt, tuple):
-                return attempt
-            reply, raw = attempt
+        def answer(raw: bytes) -> Response:
             data, unreadable = parse_body(raw)
-            if reply.status_code == 200:
-                if data is None:
-                    return Response(text=None, error=f"malformed_response: {unreadable}")
-                return self.counted(parse_completion(data))
-            return self._refused(reply, raw, data)
+            if data is None:
+                return Response(text=None, error=f"malformed_response: {unreadable}")
+            return self.counted(parse_completion(data))
 
-        return self.with_retries(once)
+        return self.with_retries(lambda: self._attempt("POST", self.url, cap, answer, json=body, headers=headers))
 
     def render(self, request: Request) -> Sent:
-        """The chat-completions messages `_send` posts for `request` (as JSON), each image named by its content hash
-        in place of its bytes (`sha256:<hash>`), with the detail it is sent at (`wire.rendered`)."""
-        return rendered(request, self.settings)
+        """The chat-completions messages `_send` posts for `request` (`OpenAIChatSettings.rendered`)."""
+        return self.settings.rendered(request)
 
     # -- --batch ----------------------------------------------------------------------------------
 
@@ -295,24 +293,11 @@ class OpenAIChatModel(ApiModel):
         )
 
     def call(self, method: str, path: str, cap: int, **send: object) -> bytes:
-        """One call of the API besides a generation (the batch interface's), with the same attempts; its body, or a
-        `BackendFatalError` naming the failure."""
-        from harness.api import BackendFatalError
-
-        client = self._open()
+        """One call of the API besides a generation (the batch interface's), `retried`: its body."""
         headers = {k: v for k, v in self._headers.items() if k != "Content-Type" or "json" in send}
         headers["Accept-Encoding"] = "identity"
-
-        def once() -> bytes | Outcome:
-            attempt = self._attempt(client, method, f"{self.base_url}{path}", cap, headers=headers, **send)
-            if not isinstance(attempt, tuple):
-                return attempt
-            reply, raw = attempt
-            if reply.status_code == 200:
-                return raw
-            return self._refused(reply, raw, parse_body(raw)[0])
-
-        result: bytes | Response = self.with_retries(once)
-        if isinstance(result, Response):
-            raise BackendFatalError(f"openai batch: {method} {path}: {result.error}")
-        return result
+        url = f"{self.base_url}{path}"
+        return self.retried(
+            f"openai batch: {method} {path}",
+            lambda: self._attempt(method, url, cap, lambda raw: raw, headers=headers, **send),
+        )

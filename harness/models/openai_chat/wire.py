@@ -6,14 +6,12 @@ filters and malformed bodies become per-sample errors). What every API reads ali
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import error_message, flatten_usage, refusal, text_or_empty
 from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as, wrapper_segments
-from harness.sent import Sent, sent_images
 
 # --- request building (pure) ---------------------------------------------------------------------
 
@@ -92,29 +90,6 @@ def build_messages(
     return out
 
 
-def sent_messages(
-    request: Request,
-    image_detail: str | None,
-    prefill: bool,
-    image_format: str = "original",
-    empty_text_parts: bool = False,
-) -> Sent:
-    """The messages `build_messages` makes for `request`, as JSON, each image named by its content hash
-    (`sha256:<hash>`) where its bytes go, with the detail (and, made PNG, the format) it is sent at (`harness.sent`)."""
-    messages = build_messages(
-        request,
-        image_detail,
-        prefill=prefill,
-        url=lambda ref: f"sha256:{ref.sha256}",
-        empty_text_parts=empty_text_parts,
-    )
-    images = [(image.sha256, image.width, image.height) for image in request.images]
-    how: dict[str, object] = {"image_detail": image_detail}
-    if image_format != "original":
-        how["image_format"] = image_format
-    return Sent(json.dumps(messages, ensure_ascii=False), sent_images(images, how))
-
-
 # --- response parsing (pure) ---------------------------------------------------------------------
 
 
@@ -165,28 +140,3 @@ def parse_completion(body: object) -> Response:
         return Response(text=None, error=f"malformed_response: {str(err)[:300]}")
     except RecursionError:  # a value nested too deeply to print or walk
         return Response(text=None, error="malformed_response: a value nested too deeply to read")
-
-
-class RenderedSettings(Protocol):
-    """What of the backend's settings `rendered` reads (`model.OpenAIChatSettings`)."""
-
-    @property
-    def image_detail(self) -> str | None: ...
-    @property
-    def image_format(self) -> str: ...
-    @property
-    def continue_final_message(self) -> bool: ...
-    @property
-    def empty_text_parts(self) -> bool: ...
-
-
-def rendered(request: Request, settings: RenderedSettings) -> Sent:
-    """`sent_messages` for `request` as the backend sends it (its `render`, and the screen's): the request's image
-    settings over the model's; where the backend refuses the request's (it is invalid_input there, never sent), the
-    model's."""
-    try:
-        detail, image_format = request_image_settings(request, settings.image_detail, settings.image_format)
-    except ValueError:
-        detail, image_format = None, settings.image_format
-    s = settings
-    return sent_messages(request, detail, s.continue_final_message, image_format, s.empty_text_parts)

@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from harness.models.api_client.text_count import openai_encoding, text_counter
-from harness.models.openai_chat import screen_model
+from harness.models.openai_chat import openai_encoding, screen_model, text_counter
 from tests.support.model_requests import make_request
 
 
