@@ -22,7 +22,7 @@ from dataclasses import MISSING, Field, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from builders.core.contract import flag_of
+from builders.core.contract import default_of, flag_of
 from harness.declared_options import DeclaredOptions, declared
 from harness.errors import TaskConfigError, UserError, suggest
 
@@ -93,7 +93,7 @@ def _shape_problem(item: Field[object], value: object) -> str | None:
     if flag.switch:
         return None  # its reader: true or false, or its one line
     if isinstance(value, Mapping):
-        if item.default_factory is not dict:
+        if not isinstance(default_of(item), dict):
             return "expected a single value, got a mapping"
         for key, inner in value.items():
             if not isinstance(inner, SCALARS):
@@ -120,7 +120,9 @@ def _recorded(data: Mapping[object, object], known: Mapping[str, Field[object]])
     from harness.redact import redact_mapping, redact_pairs
 
     contents = {
-        str(key): redact_pairs(value) if isinstance(value, str) and known[str(key)].default_factory is dict else value
+        str(key): redact_pairs(value)
+        if isinstance(value, str) and isinstance(default_of(known[str(key)]), dict)
+        else value
         for key, value in data.items()
     }
     recorded: dict[str, object] = json.loads(json.dumps(redact_mapping(contents), default=str))
