@@ -47,7 +47,7 @@ from harness.models.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwar
 from harness.run_arguments import parse_options
 from harness.run_models import run_policies
 from harness.run_plan import plan_run
-from harness.running.task import RowProblem
+from harness.running.task_requests import RowProblem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_backends import load_run, throughput  # noqa: E402
