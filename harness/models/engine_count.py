@@ -62,7 +62,7 @@ class EngineCount:
         self.settings = settings
         self.engine = engine
         style = style_named(settings.prompt_style)
-        if chat_template is None and fallback is not None and style.template is None:
+        if chat_template is None and fallback is not None and style.template_text is None:
             chat_template = fallback(settings.pretrained, settings.revision)
         self.processor: ProcessorCount | None = None
         self.unavailable = ""

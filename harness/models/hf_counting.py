@@ -151,7 +151,7 @@ class ProcessorCount:
         self.style = style or style_named("default")
         template = (
             chat_template
-            or self.style.template
+            or self.style.template_text
             or getattr(processor, "chat_template", None)
             or getattr(self.tokenizer, "chat_template", None)
         )
