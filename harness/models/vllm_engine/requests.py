@@ -39,11 +39,9 @@ def screen_request(
 
 def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any]:
     """`SamplingParams` arguments: greedy unless the task samples; always an explicit max_tokens."""
-    sampled = gen.do_sample and gen.temperature > 0
     return {
         "n": 1,
-        "temperature": gen.temperature if sampled else 0.0,
-        "top_p": gen.top_p if sampled else 1.0,
+        **engine_calls.greedy_or_sampled(gen),
         "max_tokens": gen.max_gen_toks,
         "stop": list(gen.until),
         "seed": gen.seed if gen.seed is not None else default_seed,
