@@ -31,7 +31,7 @@ def fallback_template(pretrained: str, revision: str | None) -> str | None:
     resort, the template it ships for the config's `model_type` (`vllm/renderers/hf.py`, `resolve_chat_template`;
     MiniCPM-V 4.5's `template_minicpmv45.jinja`), read as its `load_chat_template` reads it; None where the checkpoint
     has one, is not on this machine, or vLLM ships none for it."""
-    from harness.models.checkpoint_config import read_checkpoint
+    from harness.models.checkpoint import read_checkpoint
 
     own = read_checkpoint(pretrained, revision)
     if own is None or own.chat_template is not None or own.model_type is None:
