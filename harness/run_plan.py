@@ -169,7 +169,7 @@ def reasoning_in_force(
 def checkpoint_template(args: Mapping[str, str]) -> str | None:
     """The chat template of the checkpoint the model arguments name (`pretrained`), as its files on this machine
     hold it; None where they name none or it is not here (the model, once loaded, says the one it renders with)."""
-    from harness.models.checkpoint_config import checkpoint_template as own
+    from harness.models.checkpoint import checkpoint_template as own
 
     pretrained = args.get("pretrained")
     return own(pretrained, args.get("revision")) if pretrained else None

@@ -27,7 +27,7 @@ from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.run_arguments import parse_options
 from harness.run_models import run_policies
 from harness.run_plan import plan_run
-from harness.running.task import RowProblem
+from harness.running.task_requests import RowProblem
 
 
 def main(argv: list[str]) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from harness.api import Request, Response
+from harness.api import GenerationSettings, Request, Response
 from harness.models.checkpoint import check_checkpoint_files
 from harness.models.remote_code import before_loading
 
@@ -21,6 +21,12 @@ log = logging.getLogger(__name__)
 
 Result = dict[str, object]  # one request's result: the output's fields, or {"error": ...}
 Output = TypeVar("Output")
+
+
+def greedy_or_sampled(gen: GenerationSettings) -> dict[str, float]:
+    """The task's temperature and top_p where it samples; otherwise greedy, as both engines take it (temperature 0)."""
+    sampled = gen.do_sample and gen.temperature > 0
+    return {"temperature": gen.temperature, "top_p": gen.top_p} if sampled else {"temperature": 0.0, "top_p": 1.0}
 
 
 def load_factory(spec: str) -> Callable[..., object]:

@@ -62,7 +62,7 @@ class EngineCount:
         self.settings = settings
         self.engine = engine
         style = style_named(settings.prompt_style)
-        if chat_template is None and fallback is not None and style.template is None:
+        if chat_template is None and fallback is not None and style.template_text is None:
             chat_template = fallback(settings.pretrained, settings.revision)
         self.processor: ProcessorCount | None = None
         self.unavailable = ""
@@ -155,13 +155,14 @@ class EngineCounted(Generic[S]):
     use (set-up, not evaluation: `count_seconds`, and a line on stderr that scripts/gpu_check.sh reads as it reads
     the engine's), the token rule, a prompt's tokens and whether they are the engine's own count; and what both
     backends do alike around the engine: `from_args`, the engine's start (`start_engine`), its chunks, its calls
-    counted, its close. A backend mixes it in before `harness.api.Model` and says how its count is made
-    (`make_count`)."""
+    counted, its close. A backend mixes it in before `harness.api.Model`."""
 
     name: str  # the backend's registered name, as the stderr lines say it, and its extra and package
     engine_name = ""  # as its project spells it
     engine_version = ""  # the release the backend is written against
     read_settings: Callable[[dict[str, str]], S]  # its `--model_args` read
+    # The template its count renders a checkpoint without one with, as the engine does (`EngineCount`'s `fallback`)
+    count_fallback: Callable[[str, str | None], str | None] | None = None
     settings: S
     _count: EngineCount | None = None
     count_seconds: float | None = None
@@ -202,9 +203,6 @@ class EngineCounted(Generic[S]):
         require_checkpoint(settings.pretrained, settings.revision)
         return cls(settings)  # type: ignore[call-arg]  # each backend's constructor takes its settings
 
-    def make_count(self) -> EngineCount:
-        raise NotImplementedError
-
     def template_sha(self) -> str | None:
         """The chat template given, by its hash, for `identity()` (None: the checkpoint's own)."""
         text = self._facts.chat_template
@@ -221,7 +219,13 @@ class EngineCounted(Generic[S]):
     def count(self) -> EngineCount:
         if self._count is None:
             started = time.perf_counter()
-            self._count = self.make_count()
+            self._count = EngineCount(
+                self.settings,
+                self._facts.chat_template,
+                online=self._count_online,
+                engine=self.engine_name,
+                fallback=self.count_fallback,
+            )
             self.count_seconds = time.perf_counter() - started
             seconds = f"{self.count_seconds:.1f} s"
             print(f"harness: {self.name} prompt count ready in {seconds}", file=sys.stderr, flush=True)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.api import Request
 from harness.errors import first_line
-from harness.models.checkpoint import check_checkpoint_files
+from harness.models.checkpoint import check_checkpoint_files, checkpoint_folder, config_json, screen_download
 from harness.models.families import config_family, style_named
 from harness.models.hf_expansion import framed, laid_out, own_size, several_images
 from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
@@ -53,8 +53,6 @@ def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
     """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
     the command that fetches what counting needs (transformers' own words about the Hub say less); else the
     exception's first line, cut at 200 characters."""
-    from harness.models.checkpoint import checkpoint_folder, screen_download
-
     if offline and not checkpoint_folder(pretrained):
         return (
             f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
@@ -119,8 +117,6 @@ def config_transformers_lacks(pretrained: str, revision: str | None) -> PreTrain
     from transformers import PreTrainedConfig
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
-    from harness.models.checkpoint_config import config_json
-
     own = config_json(pretrained, revision)
     if not own or own.get("model_type") in CONFIG_MAPPING_NAMES:
         return None
@@ -151,7 +147,7 @@ class ProcessorCount:
         self.style = style or style_named("default")
         template = (
             chat_template
-            or self.style.template
+            or self.style.template_text
             or getattr(processor, "chat_template", None)
             or getattr(self.tokenizer, "chat_template", None)
         )

@@ -64,10 +64,6 @@ class PromptStyle:
             if not ok:
                 raise ValueError(f"prompt style {self.name}: {name}={getattr(self, name)!r}, expected {expected}")
 
-    @property
-    def template(self) -> str | None:
-        return self.template_text
-
     def continues(self, request: Request) -> bool:
         """Whether the request's answer prefix is sent, as the start of the assistant's turn."""
         return bool(request.assistant_prefix) and self.prefill

@@ -22,8 +22,9 @@ from harness.inputs.round_trip import check as check_round_trip
 from harness.inputs.round_trip import round_tripped
 from harness.inputs.truncation import fit_to_model
 from harness.running.sample_records import screen
-from harness.running.task import RowProblem, Task
+from harness.running.task import Task
 from harness.running.task_hook import TaskHookError
+from harness.running.task_requests import RowProblem
 
 
 @dataclass(eq=False)

@@ -56,9 +56,10 @@ from harness.running.sample_log import sample_line, sample_log_name, with_prompt
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard
-from harness.running.task import RowProblem, Task, TaskResult
+from harness.running.task import Task, TaskResult
 from harness.running.task_aggregation import Aggregated
 from harness.running.task_judging import judge_task
+from harness.running.task_requests import RowProblem
 
 
 @dataclass

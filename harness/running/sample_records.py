@@ -149,7 +149,7 @@ class RecordBuilder:
         return record
 
     def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
-        """The record of a row no request could be built from (`harness.running.task.RowProblem`)."""
+        """The record of a row no request could be built from (`harness.running.task_requests.RowProblem`)."""
         return self.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, reason), doc)
 
     def screened_out(

@@ -28,7 +28,8 @@ from harness.running.judge import prompt_chars
 from harness.running.request_building import RequestBuilder
 from harness.running.sample_records import screen
 from harness.running.sharding import Shard
-from harness.running.task import RowProblem, Task
+from harness.running.task import Task
+from harness.running.task_requests import RowProblem
 
 SENT = "sent"  # a verdict: the run would send the request to the model
 

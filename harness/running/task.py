@@ -21,11 +21,9 @@ from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
 from harness.running.task_aggregation import Aggregated, aggregate_metrics
 from harness.running.task_hook import TaskHook, call_hook
-from harness.running.task_requests import RowProblem, TaskRequests
+from harness.running.task_requests import TaskRequests
 from harness.running.task_rows import without_all_rows
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
-
-__all__ = ["RowProblem", "Task"]
 
 
 def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] | None:

@@ -23,7 +23,8 @@ from harness.inputs.integrity import hashes_not_saved
 from harness.outputs.report import task_index
 from harness.running.cache import input_sha256
 from harness.running.prompt_store import PromptTexts, prompts_name
-from harness.running.task import RowProblem, Task
+from harness.running.task import Task
+from harness.running.task_requests import RowProblem
 from harness.view.catalog import TaskRun
 from harness.view.image_store import ImageStore
 from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within

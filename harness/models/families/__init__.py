@@ -101,7 +101,7 @@ def checkpoint_family(pretrained: str, revision: str | None = None) -> tuple[Ima
     """The variant of a checkpoint (a Hub name or a local folder) by its `config.json` on this machine, read
     offline (`config_family`), or by the alias that names it where the config is not here; with how it was found, or
     why it was not, in words."""
-    from harness.models.checkpoint_config import read_checkpoint
+    from harness.models.checkpoint import read_checkpoint
 
     config = read_checkpoint(pretrained, revision)
     if config is not None:

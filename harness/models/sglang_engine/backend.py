@@ -22,7 +22,7 @@ from harness.models.engine_calls import (
     result_response,
     screen_request,
 )
-from harness.models.engine_count import EngineCount, EngineCounted
+from harness.models.engine_count import EngineCounted
 from harness.models.families import style_named
 from harness.models.registry import register_model
 from harness.models.sglang_engine.requests import (
@@ -119,11 +119,6 @@ class SGLangModel(EngineCounted[SGLangSettings], Model):
             "sampling": dict(sorted(s.sampling.items())),
             "sglang_version": self.engine_release(),
         }
-
-    def make_count(self) -> EngineCount:
-        """How this backend counts a prompt (`harness.models.engine_count`): the checkpoint's processor, as SGLang's
-        processor expands it."""
-        return EngineCount(self.settings, self.facts.chat_template, online=self._count_online, engine="SGLang")
 
     def render(self, request: Request) -> Sent:
         """The prompt the engine is given for `request` (the checkpoint's chat template, as `generate` renders it) and

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.api import GenerationSettings, ImageRef, Request
+from harness.models.engine_calls import greedy_or_sampled
 
 # SGLang's default image-embedding cache (`SGLANG_VLM_CACHE_SIZE_MB`, sglang/srt/environ.py), in MB.
 DEFAULT_CACHE_MB = 100
@@ -30,12 +31,10 @@ def sampling_params(gen: GenerationSettings, given: Mapping[str, object]) -> dic
     """A request's `sampling_params` (SGLang's `SamplingParams` fields): the run's own (`given`: `top_k=20`,
     `repetition_penalty=1.05`) under the task's generation settings; greedy unless the task samples (SGLang's
     temperature 0 is greedy, its top_k set to 1), always an explicit `max_new_tokens` (SGLang's default is 128)."""
-    sampled = gen.do_sample and gen.temperature > 0
     params = {
         **given,
         "max_new_tokens": gen.max_gen_toks,
-        "temperature": gen.temperature if sampled else 0.0,
-        "top_p": gen.top_p if sampled else 1.0,
+        **greedy_or_sampled(gen),
         "stop": list(gen.until),
         "n": 1,
     }

@@ -19,7 +19,7 @@
 * A prompt longer than the context aborts vLLM's whole batch, so every request is screened first
   (`screen_request`) and recorded as `over_length` without reaching the engine, as is one with an image of more
   tokens than the built engine's encoder cache holds, which vLLM refuses (vLLM #34040). It is counted as vLLM
-  counts it, by the checkpoint's own hf processor, loaded without weights (`backend.EngineCount`), or, where that
+  counts it, by the checkpoint's own hf processor, loaded without weights (`harness.models.engine_count.EngineCount`), or, where that
   cannot be loaded, estimated by the model family's rule, and `token_rule` says which. If the engine still
   rejects a chunk for a request-level reason, the chunk is bisected so only the culprits fail.
 * `data_parallel_size=D` runs D replicas of this backend as Ray actors, on one node or many, each on its own

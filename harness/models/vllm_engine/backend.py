@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any, cast
 
 from harness.api import BackendFatalError, Model, Request, Response
-from harness.models import engine_count
 from harness.models.engine_calls import result_response
 from harness.models.engine_count import EngineCounted
 from harness.models.families import style_named
@@ -32,7 +31,7 @@ def fallback_template(pretrained: str, revision: str | None) -> str | None:
     resort, the template it ships for the config's `model_type` (`vllm/renderers/hf.py`, `resolve_chat_template`;
     MiniCPM-V 4.5's `template_minicpmv45.jinja`), read as its `load_chat_template` reads it; None where the checkpoint
     has one, is not on this machine, or vLLM ships none for it."""
-    from harness.models.checkpoint_config import read_checkpoint
+    from harness.models.checkpoint import read_checkpoint
 
     own = read_checkpoint(pretrained, revision)
     if own is None or own.chat_template is not None or own.model_type is None:
@@ -45,18 +44,12 @@ def fallback_template(pretrained: str, revision: str | None) -> str | None:
     return path.read_text(encoding="utf-8") if path is not None and path.is_file() else None
 
 
-class EngineCount(engine_count.EngineCount):
-    """The vllm backend's count: `engine_count.EngineCount` as vLLM counts, with vLLM's fallback template."""
-
-    def __init__(self, settings: VLLMSettings, chat_template: str | None, *, online: bool = True) -> None:
-        super().__init__(settings, chat_template, online=online, engine="vLLM", fallback=fallback_template)
-
-
 @register_model("vllm")
 class VLLMModel(EngineCounted[VLLMSettings], Model):
     engine_name = "vLLM"
     engine_version = "0.33"
     read_settings = staticmethod(vllm_settings)
+    count_fallback = staticmethod(fallback_template)
 
     def __init__(
         self,
@@ -121,10 +114,6 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
                 max_images,
             )
         self._profile = self._profile | profile
-
-    def make_count(self) -> EngineCount:
-        """How this backend counts a prompt (`EngineCount`): the checkpoint's processor, as vLLM's expands it."""
-        return EngineCount(self.settings, self.facts.chat_template, online=self._count_online)
 
     def render(self, request: Request) -> Sent:
         """What the engine would be given for `request` (as `generate` sends it), without reading its images."""

@@ -20,7 +20,7 @@ def screen_request(
     request: Request, settings: VLLMSettings, *, prompt_tokens: int, max_model_len: int, image_limit: int
 ) -> str | None:
     """Why a request must not reach the engine (`engine_calls.screen_request`): more images than the running engine's
-    `image_limit`, or its prompt, counted as vLLM counts it (`backend.EngineCount`), + `max_gen_toks` past
+    `image_limit`, or its prompt, counted as vLLM counts it (`harness.models.engine_count.EngineCount`), + `max_gen_toks` past
     `max_model_len`."""
     cap = settings.max_images
     why = (
@@ -39,11 +39,9 @@ def screen_request(
 
 def sampling_kwargs(gen: GenerationSettings, default_seed: int) -> dict[str, Any]:
     """`SamplingParams` arguments: greedy unless the task samples; always an explicit max_tokens."""
-    sampled = gen.do_sample and gen.temperature > 0
     return {
         "n": 1,
-        "temperature": gen.temperature if sampled else 0.0,
-        "top_p": gen.top_p if sampled else 1.0,
+        **engine_calls.greedy_or_sampled(gen),
         "max_tokens": gen.max_gen_toks,
         "stop": list(gen.until),
         "seed": gen.seed if gen.seed is not None else default_seed,
@@ -62,7 +60,7 @@ def request_payload(
     """A picklable description of one request (encoded image bytes, not pixels): what an engine
     replica needs, in-process or in a worker process; its text as the runner round-tripped it where the task asks
     (`Request.as_sent`). `prompt`: the request already rendered with the checkpoint's chat template
-    (`backend.EngineCount.render`), which the engine then takes as it is. `style`: the system message and prefill of
+    (`harness.models.engine_count.EngineCount.render`), which the engine then takes as it is. `style`: the system message and prefill of
     the conversation the engine renders itself (`harness.models.prompt_style`). `with_images=False`: no image read (to say what would be sent).
     `sampling`: SamplingParams fields given for every request (`VLLMSettings.sampling_params`), over the request's own."""
     style = style or style_named("default")
