@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.api import BackendFatalError, GenerationSettings, Response
@@ -195,6 +195,7 @@ JUDGE_REPLY = st.one_of(
 
 @budget(fuzz=400, ci=15)
 @given(reply=JUDGE_REPLY)
+@example(reply="NONE")  # `make fuzz` drew it: a reply that reads as no value on a command line
 def test_any_judge_reply_is_parsed_within_its_bound(reply: str) -> None:
     counted()
     spec = JudgeSpec(
@@ -205,7 +206,7 @@ def test_any_judge_reply_is_parsed_within_its_bound(reply: str) -> None:
         model=None,
         settings=GenerationSettings(max_gen_toks=4096),
     )
-    judge = get_model_class("constant").from_args({"answer": reply})
+    judge = get_model_class("constant")(reply)  # not through --model_args, where "none" means no value
     with bounded(10, "a judge reply"):
         (outcome,) = judge_samples(spec, "t", judge, [("s", 0, {}, "answer")], progress=False)
     assert outcome.status in ("judged", "unparsed")
