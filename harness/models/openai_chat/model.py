@@ -5,12 +5,13 @@ gateways).
     harness --model openai --model_args model=Qwen/Qwen2.5-VL-7B-Instruct,base_url=http://localhost:8000/v1
 
 Images go as base64 data URLs of the dataset's own encoded bytes (the MIME type read from the bytes' magic number): no
-decoding, no PNG re-encoding, unless `image_format=png` (decoded, RGB, PNG, as MMLongBench's `openai_model.py:117-124`
-sent a local image file); `empty_text_parts=true` sends the empty texts its `format_chat` left around images. Requests
-run `concurrency` at a time over one httpx client, with the attempts every API backend makes (`api_client.calls`,
-`api_client.outcomes`): one sample's failure is that sample's error; one that concerns every sample (401/403/404, a
-server never reached) stops the run, keeping what did come back. A request sharing a prefix with others of the run is
-sent OpenAI's `prompt_cache_key` (`cache_rule`), and `request_order=cache` feeds a served engine's prefix cache.
+decoding, no PNG re-encoding, unless `image_format=png` (decoded, RGB, PNG, as a wrapper reading local image files
+sent them; the paper model that ran so declares it); `empty_text_parts=true` sends the empty texts such a wrapper left
+around images. Requests run `concurrency` at a time over one httpx client, with the attempts every API backend makes
+(`api_client.calls`, `api_client.outcomes`): one sample's failure is that sample's error; one that concerns every
+sample (401/403/404, a server never reached) stops the run, keeping what did come back. A request sharing a prefix with
+others of the run is sent OpenAI's `prompt_cache_key` (`cache_rule`), and `request_order=cache` feeds a served
+engine's prefix cache.
 """
 
 from __future__ import annotations
