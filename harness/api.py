@@ -105,6 +105,11 @@ class GenerationSettings:
     until: tuple[str, ...] = ()
     seed: int | None = None
 
+    @property
+    def sampled(self) -> bool:
+        """Whether these settings sample: `do_sample` with a temperature above 0; anything else decodes greedily."""
+        return self.do_sample and self.temperature > 0
+
     def __post_init__(self) -> None:
         """Every setting checked when made, so a bad one stops the run before any sample, naming it."""
 

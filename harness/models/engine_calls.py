@@ -25,8 +25,7 @@ Output = TypeVar("Output")
 
 def greedy_or_sampled(gen: GenerationSettings) -> dict[str, float]:
     """The task's temperature and top_p where it samples; otherwise greedy, as both engines take it (temperature 0)."""
-    sampled = gen.do_sample and gen.temperature > 0
-    return {"temperature": gen.temperature, "top_p": gen.top_p} if sampled else {"temperature": 0.0, "top_p": 1.0}
+    return {"temperature": gen.temperature, "top_p": gen.top_p} if gen.sampled else {"temperature": 0.0, "top_p": 1.0}
 
 
 def load_factory(spec: str) -> Callable[..., object]:

@@ -76,9 +76,7 @@ def request_key(identity: Mapping[str, object], request: Request) -> str:
 
 
 def is_cacheable_request(request: Request) -> bool:
-    s = request.settings
-    sampled = s.do_sample and s.temperature > 0
-    return not sampled or s.seed is not None
+    return not request.settings.sampled or request.settings.seed is not None
 
 
 def is_cacheable_response(response: Response, request: Request | None = None) -> bool:

@@ -199,7 +199,7 @@ class HFGeneration(Model):
         if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
             inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
         kwargs: dict[str, Any] = {"max_new_tokens": settings.max_gen_toks, "pad_token_id": self.tokenizer.pad_token_id}
-        if settings.do_sample and settings.temperature > 0:
+        if settings.sampled:
             kwargs.update(do_sample=True, temperature=settings.temperature, top_p=settings.top_p)
             if settings.seed is not None:
                 torch.manual_seed(settings.seed)
