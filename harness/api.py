@@ -113,17 +113,14 @@ class GenerationSettings:
     def __post_init__(self) -> None:
         """Every setting checked when made, so a bad one stops the run before any sample, naming it."""
 
+        def integer(value: object) -> bool:
+            return isinstance(value, int) and not isinstance(value, bool)
+
         def number(value: object) -> bool:
             return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
         checks = (
-            (
-                "max_gen_toks",
-                isinstance(self.max_gen_toks, int)
-                and not isinstance(self.max_gen_toks, bool)
-                and self.max_gen_toks >= 1,
-                "a positive integer",
-            ),
+            ("max_gen_toks", integer(self.max_gen_toks) and self.max_gen_toks >= 1, "a positive integer"),
             ("temperature", number(self.temperature) and self.temperature >= 0, "a number >= 0"),
             ("do_sample", isinstance(self.do_sample, bool), "true or false"),
             ("top_p", number(self.top_p) and 0 < self.top_p <= 1, "a number in (0, 1]"),
@@ -132,11 +129,7 @@ class GenerationSettings:
                 isinstance(self.until, tuple) and all(isinstance(u, str) for u in self.until),
                 "a string or a list of strings",
             ),
-            (
-                "seed",
-                self.seed is None or (isinstance(self.seed, int) and not isinstance(self.seed, bool)),
-                "an integer",
-            ),
+            ("seed", self.seed is None or integer(self.seed), "an integer"),
         )
         for name, ok, expected in checks:
             if not ok:
