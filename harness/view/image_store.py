@@ -17,31 +17,34 @@ def is_sha256(text: str) -> bool:
 
 
 class ImageStore:
-    """The images the viewer may serve: only those of prompts it rebuilt from verified builds, by content hash.
-    Each read is checked against its hash; thumbnails are kept in a small LRU."""
+    """The images the viewer may serve: only those of prompts it showed from verified builds, by content hash.
+    Each read is checked against its hash (a derived one's source, see `register`); thumbnails are kept in a small
+    LRU."""
 
     def __init__(self, thumbs: int = 512) -> None:
-        self._loaders: dict[str, Callable[[], bytes]] = {}
+        self._loaders: dict[str, tuple[Callable[[], bytes], bool]] = {}
         self._thumbs: OrderedDict[tuple[str, int], tuple[bytes, str]] = OrderedDict()
         self._limit = thumbs
         self._lock = threading.Lock()
 
-    def register(self, sha256: str, load: Callable[[], bytes]) -> None:
+    def register(self, sha256: str, load: Callable[[], bytes], derived: bool = False) -> None:
+        """`derived`: an input policy's resize of a build's image, whose sha256 names the source and the resize, not
+        its bytes (`harness.inputs.input_policy`): its bytes are the source's, read through the build's own check."""
         with self._lock:
-            self._loaders.setdefault(sha256, load)
+            self._loaders.setdefault(sha256, (load, derived))
 
     def __contains__(self, sha256: str) -> bool:
         return sha256 in self._loaders
 
     def original(self, sha256: str) -> bytes | None:
-        load = self._loaders.get(sha256)
-        if load is None:
+        if sha256 not in self._loaders:
             return None
+        load, derived = self._loaders[sha256]
         try:
             data = load()
         except (OSError, ValueError, KeyError):  # the build changed under the viewer: its check refused the bytes
             return None
-        return data if hashlib.sha256(data).hexdigest() == sha256 else None
+        return data if derived or hashlib.sha256(data).hexdigest() == sha256 else None
 
     def thumbnail(self, sha256: str, size: int) -> tuple[bytes, str] | None:
         """(bytes, media type) of the image shrunk to fit `size` pixels, as PNG (JPEG for photos)."""

@@ -263,8 +263,9 @@ class TaskData:
             if isinstance(request, Request):
                 policy = (self.config.get("input_policies") or {}).get(self.run.task)
                 shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
+                built = {image.sha256 for image in request.images}
                 for image in shown.images:
-                    self.images.register(image.sha256, image.load)
+                    self.images.register(image.sha256, image.load, derived=image.sha256 not in built)
                 recorded = record.get("input_sha256")
                 # The build, with the run's input policy, gives the inputs the journal hashed (a cut prompt is not the row's).
                 if isinstance(recorded, str) and not record.get("truncation"):

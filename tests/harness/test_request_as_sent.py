@@ -258,6 +258,7 @@ def test_a_model_that_shrinks_images_shows_them_as_sent(tmp_path: Path, harness,
     shows the record's request, its images at the size sent, and it hashes to the journal's record of what was sent
     (rebuilt from the build without the model's policy, it did not)."""
     import pyarrow.parquet as pq
+    from PIL import Image
     from starlette.testclient import TestClient
 
     from builders.mmlongbench.build import build_mmlongbench
@@ -284,6 +285,14 @@ def test_a_model_that_shrinks_images_shows_them_as_sent(tmp_path: Path, harness,
         page = client.get("/sample", params={"model": model, "task": task, "id": record["sample_id"]})
         assert page.status_code == 200 and "the request as the backend sent it" in page.text
         assert 'id="inputs-match"' in page.text and "does not hash" not in page.text
+        shown = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
+        assert shown == [image["sha256"] for image in record["sent_images"]]
+        for sha in shown:  # each image as sent: its bytes served, at the size the record says
+            served = client.get(f"/image/{sha}")
+            assert served.status_code == 200, sha
+            assert list(Image.open(io.BytesIO(served.content)).size) == next(
+                image["size"] for image in record["sent_images"] if image["sha256"] == sha
+            )
 
 
 def test_a_journal_from_before_the_prompt_store_resumes_and_exports(data_dir: Path, tmp_path: Path, harness) -> None:
