@@ -109,6 +109,24 @@ def test_vllm_shows_the_prompt_its_engine_was_given(
     assert len(given) == len(shown) == 2 and sorted(shown.values()) == sorted(given)
 
 
+@pytest.mark.slow  # the SGLang stand-in engine behind the real backend, with the tiny LLaVA's processor
+def test_sglang_shows_the_prompt_its_engine_was_given(
+    tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sglang = pytest.importorskip("sglang", reason="SGLang's classes (make test installs them)")
+    from tests.support import fake_sglang
+
+    monkeypatch.setattr(sglang, "Engine", fake_sglang.FakeEngine, raising=False)
+    fake_sglang.CALLS.clear()
+    out = tmp_path / "out"
+    model = ("--model", "sglang", "--model_args", f"pretrained={tiny_llava},context_length=4096")
+    run = harness(*run_args(data_dir, out, *model))
+    assert run.code == 0, run.err
+    given = [prompt for call in fake_sglang.CALLS for prompt in call["prompt"]]
+    shown = viewer_prompts(out)
+    assert len(given) == len(shown) == 2 and sorted(shown.values()) == sorted(given)
+
+
 def test_openai_shows_the_messages_its_server_received(
     chat_server, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
