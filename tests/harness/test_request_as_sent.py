@@ -45,15 +45,19 @@ def viewer_prompts(results: Path) -> dict[str, str]:
     (model,) = Catalog(results).model_names()
     client = TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
     (journal,) = results.rglob(f"journal_{TASK}.jsonl")
-    ids = [json.loads(line)["sample_id"] for line in journal.read_text().splitlines()[1:]]
+    records = {r["sample_id"]: r for r in map(json.loads, journal.read_text().splitlines()[1:])}
     shown = {}
-    for sample_id in ids:
+    for sample_id, record in records.items():
         page = client.get("/sample", params={"model": model, "task": TASK, "id": sample_id})
         assert page.status_code == 200
         assert "the request as the backend sent it" in page.text
         turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
         assert turn is not None, page.text[:2000]
         shown[sample_id] = html.unescape(turn.group(1))
+        images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
+        assert images == [image["sha256"] for image in record["sent_images"]] and images
+        for sha in images:  # each image as sent, served
+            assert client.get(f"/image/{sha}").status_code == 200, (sample_id, sha)
     return shown
 
 
