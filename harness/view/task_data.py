@@ -260,9 +260,15 @@ class TaskData:
         else:
             task, doc = found
             request = task.build_request(doc_id, doc, self.settings(header))
-            if isinstance(request, Request):
-                policy = (self.config.get("input_policies") or {}).get(self.run.task)
-                shown = apply_policy(request, InputPolicy.of(**policy)) if isinstance(policy, dict) else request
+            policies = self.config.get("input_policies")
+            policy = policies.get(self.run.task) if isinstance(policies, dict) else None
+            try:  # the results file's policy, so anything: one the harness cannot apply is said, not a 500
+                shown = request
+                if isinstance(request, Request) and policy is not None:
+                    shown = apply_policy(request, InputPolicy.of(**policy))
+            except (TypeError, ValueError, AttributeError) as err:
+                problem = f"the results file's input policy for {self.run.task} cannot be applied ({err})"
+            if isinstance(request, Request) and isinstance(shown, Request) and problem is None:
                 built = {image.sha256 for image in request.images}
                 for image in shown.images:
                     self.images.register(image.sha256, image.load, derived=image.sha256 not in built)

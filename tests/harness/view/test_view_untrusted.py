@@ -327,3 +327,27 @@ def test_an_uncertainty_entry_without_its_rows_leaves_the_runs_page_a_page(resul
     path.write_text(json.dumps(data))
     page = _client(results).get("/")
     assert page.status_code == 200 and TASK in page.text
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"image_scale": "half"},
+        {"max_image_side": [1]},
+        {"keep_last_images": 0},
+        {"processor_kwargs": "x"},
+        {"no_such_setting": 1},
+    ],
+)
+def test_an_input_policy_the_results_file_garbles_leaves_the_sample_page_a_page(results: Path, policy: object) -> None:
+    """`config.input_policies.<task>` is the results file's, so anything: the page still shows the journal's record of
+    what was sent, and says the build could not be matched to it, never a 500."""
+    (path,) = _model_dir(results).glob("results_*.json")
+    data = json.loads(path.read_text())
+    data["config"]["input_policies"] = {TASK: policy}
+    path.write_text(json.dumps(data))
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    sample = _sample_id(_model_dir(results))
+    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample})
+    assert page.status_code == 200 and "the request as the backend sent it" in page.text
+    assert f"the results file&#39;s input policy for {TASK} cannot be applied" in page.text
