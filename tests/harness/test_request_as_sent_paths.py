@@ -1,0 +1,119 @@
+"""The viewer's "request as sent" (issue 62) on the paths a plain default run does not take
+(tests/harness/test_request_as_sent.py has those): a model's input policy that drops or resizes images, a task's
+truncation rule, a text round trip, a resumed run, `--log_samples`, and shards merged by `harness merge`. On each, every
+sample page shows its record's text and images, serves each image (at the size the record says it was sent), and says
+whether the build, with the run's policy, hashes to the journal's record of what was sent."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.view.app import served_hosts
+
+NEEDLES = "mmneedle_m10_n1_k2_pos"  # ten images per sample
+
+
+def journal_records(out: Path, task: str) -> list[dict]:
+    """The task's journal records under `out`, each with its prompt's text from the journal's prompt store."""
+    from harness.running.prompt_store import PromptTexts
+    from harness.running.sample_log import with_prompt
+
+    (journal,) = out.rglob(f"journal_{task}.jsonl")
+    texts = PromptTexts.at(journal.with_name(f"prompts_{task}.jsonl"))
+    return [dict(with_prompt(json.loads(line), texts)) for line in journal.read_text().splitlines()[1:]]
+
+
+def check_pages(out: Path, task: str, matches: bool | None = True) -> dict[str, tuple[str, list[bytes]]]:
+    """Sample id -> (the text its page shows as sent, the bytes served for each of its images), for every record of
+    `task` under `out`: each page shows its record's text and images, each image served at the size recorded, and
+    says the build hashes (`matches`: True), does not (False), or nothing (None: nothing to compare)."""
+    from PIL import Image
+    from starlette.testclient import TestClient
+
+    from harness.view.app import create_app
+    from harness.view.catalog import Catalog
+
+    (model,) = Catalog(out).model_names()
+    client = TestClient(create_app(out, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
+    shown = {}
+    records = journal_records(out, task)
+    assert records
+    for record in records:
+        page = client.get("/sample", params={"model": model, "task": task, "id": record["sample_id"]})
+        assert page.status_code == 200 and "the request as the backend sent it" in page.text
+        turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
+        assert turn is not None, page.text[:2000]
+        text = html.unescape(turn.group(1))
+        assert text == record["prompt"]
+        assert ('id="inputs-match"' in page.text) is (matches is True), record["sample_id"]
+        assert ("It does not hash" in page.text) is (matches is False), record["sample_id"]
+        images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
+        assert images == [image["sha256"] for image in record["sent_images"]]
+        served = []
+        for image in record["sent_images"]:  # each image as sent: its bytes served, at the size the record says
+            got = client.get(f"/image/{image['sha256']}")
+            assert got.status_code == 200, (record["sample_id"], image)
+            assert list(Image.open(io.BytesIO(got.content)).size) == image["size"]
+            served.append(got.content)
+        shown[record["sample_id"]] = (text, served)
+    return shown
+
+
+def received_as_shown(chat_server, shown: dict[str, tuple[str, list[bytes]]]) -> None:
+    """Each request the chat server received is one page's: its messages, each image's bytes those the viewer serves
+    for the record's image at its place (then named `sha256:<the record's hash>`, as the record writes it)."""
+    pages = {text: served for text, served in shown.values()}
+    received = []
+    for request in chat_server.received:
+        messages = request.body["messages"]
+        sent = [
+            part
+            for message in messages
+            for part in (message["content"] if isinstance(message["content"], list) else [])
+            if part.get("type") == "image_url"
+        ]
+        data = [base64.b64decode(part["image_url"]["url"].split(",", 1)[1]) for part in sent]
+        match = [text for text, served in pages.items() if served == data]
+        assert match, "a request whose images no page serves"
+        shas = re.findall(r'"url": "sha256:([0-9a-f]{64})"', match[0])
+        for part, sha in zip(sent, shas, strict=True):
+            part["image_url"]["url"] = f"sha256:{sha}"
+        received.append(json.dumps(messages, ensure_ascii=False))
+    assert sorted(received) == sorted(pages)
+
+
+@pytest.mark.parametrize(
+    ("policy", "images", "resized"),
+    [({"keep_last_images": 3}, 3, False), ({"image_scale": 0.5}, 10, True), ({"keep_last_images": 2, "image_scale": 0.5}, 2, True)],
+    ids=["keep_last_images", "image_scale", "both"],
+)  # fmt: skip
+def test_a_policy_that_drops_or_scales_images_shows_them_as_sent(
+    policy: dict, images: int, resized: bool, chat_server, data_dir: Path, tmp_path: Path, harness, monkeypatch, rows
+) -> None:
+    """A model whose rule keeps only a prompt's last images (their places dropped from the text) or scales them: its
+    server received, byte for byte, what each page shows and serves, and the build with the policy hashes to it."""
+    from harness.inputs.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    rule = TaskRule((NEEDLES,), InputPolicy.of(**policy), "a paper's setting")
+    monkeypatch.setitem(aliases.ALIASES, "policied", aliases.Alias("openai", {"model": "gpt-4o"}, rules=(rule,)))
+    out = tmp_path / "out"
+    args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}")
+    run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
+    assert run.code == 0, run.err
+    shown = check_pages(out, NEEDLES)
+    source = {row["id"]: row for row in rows("m10_n1_k2")}
+    for record in journal_records(out, NEEDLES):
+        built = source[record["sample_id"]]["image_sha256"]
+        assert len(record["sent_images"]) == images and len(built) == 10
+        kept = [image["sha256"] for image in record["sent_images"]]
+        assert (kept == built[-images:]) is not resized and record["prompt"].count('"type": "image_url"') == images
+    received_as_shown(chat_server, shown)
