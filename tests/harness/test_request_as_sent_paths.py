@@ -117,3 +117,36 @@ def test_a_policy_that_drops_or_scales_images_shows_them_as_sent(
         kept = [image["sha256"] for image in record["sent_images"]]
         assert (kept == built[-images:]) is not resized and record["prompt"].count('"type": "image_url"') == images
     received_as_shown(chat_server, shown)
+
+
+@pytest.mark.slow  # the tiny LLaVA generates
+def test_hf_with_a_processor_kwargs_policy_shows_the_text_and_settings_sent(
+    tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model whose rule passes settings to its processor (`processor_kwargs`, as InternVL's one tile): the text its
+    processor was given is each page's, every image's record names the settings it was processed with, and the build
+    with the policy hashes to the record."""
+    from harness.inputs.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+    from harness.models.hf.model import HFModel
+
+    given: list[tuple[str, dict]] = []
+    real = HFModel._generate
+
+    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=` and settings
+        given.extend((text, dict(processor_kwargs or {})) for _, text, _ in items)
+        return real(self, items, settings, processor_kwargs)
+
+    monkeypatch.setattr(HFModel, "_generate", recording)
+    settings = {"do_normalize": False}
+    rule = TaskRule((NEEDLES,), InputPolicy.of(processor_kwargs=settings), "a paper's processor setting")
+    monkeypatch.setitem(aliases.ALIASES, "processed", aliases.Alias("hf", {"threads": "1"}, rules=(rule,)))
+    out = tmp_path / "out"
+    args = ("--tasks", NEEDLES, "--model", "processed", "--model_args", f"pretrained={tiny_llava}")
+    run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
+    assert run.code == 0, run.err
+    shown = check_pages(out, NEEDLES)
+    assert sorted(text for text, _ in shown.values()) == sorted(text for text, _ in given) and len(given) == 2
+    assert all(kwargs == settings for _, kwargs in given)
+    records = journal_records(out, NEEDLES)
+    assert all(image["processor"] == settings for record in records for image in record["sent_images"])
