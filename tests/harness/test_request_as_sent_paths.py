@@ -33,7 +33,8 @@ def journal_records(out: Path, task: str) -> list[dict]:
 def check_pages(out: Path, task: str, matches: bool | None = True) -> dict[str, tuple[str, list[bytes]]]:
     """Sample id -> (the text its page shows as sent, the bytes served for each of its images), for every record of
     `task` under `out`: each page shows its record's text and images, each image served at the size recorded, and
-    says the build hashes (`matches`: True), does not (False), or nothing (None: nothing to compare)."""
+    says the build hashes (`matches`: True), does not (False), or nothing (None: nothing to compare; so for a prompt
+    the task's truncation cut, which the build's row is not)."""
     from PIL import Image
     from starlette.testclient import TestClient
 
@@ -52,8 +53,9 @@ def check_pages(out: Path, task: str, matches: bool | None = True) -> dict[str, 
         assert turn is not None, page.text[:2000]
         text = html.unescape(turn.group(1))
         assert text == record["prompt"]
-        assert ('id="inputs-match"' in page.text) is (matches is True), record["sample_id"]
-        assert ("It does not hash" in page.text) is (matches is False), record["sample_id"]
+        verdict = None if record.get("truncation") else matches
+        assert ('id="inputs-match"' in page.text) is (verdict is True), record["sample_id"]
+        assert ("It does not hash" in page.text) is (verdict is False), record["sample_id"]
         images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
         assert images == [image["sha256"] for image in record["sent_images"]]
         served = []
@@ -150,3 +152,32 @@ def test_hf_with_a_processor_kwargs_policy_shows_the_text_and_settings_sent(
     assert all(kwargs == settings for _, kwargs in given)
     records = journal_records(out, NEEDLES)
     assert all(image["processor"] == settings for record in records for image in record["sent_images"])
+
+
+@pytest.fixture(scope="module")
+def milebench_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-in MileBench's TQA (its rows' contexts long enough for a short context to cut) and CLEVR-Change."""
+    from builders.milebench.build import build_milebench
+
+    root = tmp_path_factory.mktemp("milebench")
+    build_milebench(source="fixture", out_dir=root, configs=["tqa", "clevr_change"])
+    return root
+
+
+def test_a_prompt_the_tasks_truncation_cut_shows_as_sent(
+    chat_server, milebench_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MileBench's left truncation cuts a long row to a short context: its page shows the cut prompt its server
+    received, only the images kept, each served; the build's row is not what was sent, so no hash verdict is given."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "out"
+    model = ("--model", "openai", "--model_args", f"model=gpt-4o,base_url={chat_server.base_url},context_length=90")
+    run = harness("--tasks", "milebench_tqa", *model, "--data_dir", milebench_dir, "--output_path", out,
+                  "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
+    assert run.code == 0, run.err
+    records = journal_records(out, "milebench_tqa")
+    cut = [record for record in records if record.get("truncation")]
+    assert cut and all(len(r["sent_images"]) == r["truncation"]["images_kept"] for r in cut)
+    assert any(r["truncation"]["images_dropped"] and r["truncation"]["context_tokens_dropped"] for r in cut)
+    shown = check_pages(out, "milebench_tqa")
+    received_as_shown(chat_server, shown)
