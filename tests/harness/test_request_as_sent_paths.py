@@ -181,3 +181,31 @@ def test_a_prompt_the_tasks_truncation_cut_shows_as_sent(
     assert any(r["truncation"]["images_dropped"] and r["truncation"]["context_tokens_dropped"] for r in cut)
     shown = check_pages(out, "milebench_tqa")
     received_as_shown(chat_server, shown)
+
+
+@pytest.mark.slow  # the tiny LLaVA (a SentencePiece tokenizer) generates
+def test_a_prompt_re_decoded_by_the_tasks_round_trip_shows_as_sent(
+    tiny_llava_sp: Path, milebench_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MileBench's text round trip re-decodes each context piece through the model's tokenizer before it is sent: each
+    page shows the re-decoded text its processor was given, not the row's; the journal's input hash is the row's and
+    the rule's, so the build still hashes to it."""
+    from harness.models.hf.model import HFModel
+
+    given: list[str] = []
+    real = HFModel._generate
+
+    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=`, as generate passes it
+        given.extend(text for _, text, _ in items)
+        return real(self, items, settings, processor_kwargs)
+
+    monkeypatch.setattr(HFModel, "_generate", recording)
+    out = tmp_path / "out"
+    model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava_sp},threads=1")
+    run = harness("--tasks", "milebench_clevr_change", *model, "--data_dir", milebench_dir, "--output_path", out,
+                  "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
+    assert run.code == 0, run.err
+    records = journal_records(out, "milebench_clevr_change")
+    assert records and all(record["text_round_trip"]["changed"] for record in records)
+    shown = check_pages(out, "milebench_clevr_change")
+    assert sorted(text for text, _ in shown.values()) == sorted(given) and len(given) == len(records)
