@@ -290,7 +290,10 @@ class TaskData:
             where = f"the sample log {record['logged_in']}"
         else:
             where = "the journal's prompt store" if record.get("stored") else "the journal (--log_samples)"
-        return Prompt([turn], f"{where}: the request as the backend sent it", matches, gold, problem)
+        source = f"{where}: the request as the backend sent it"
+        if record.get("truncation"):  # said, so that no verdict is not read as an unchecked one
+            source += ", cut by the task's truncation rule (not the build's row, so not compared with it)"
+        return Prompt([turn], source, matches, gold, problem)
 
     def _logged(self, record: dict[str, Any], problem: str | None) -> Prompt:
         """The journal's copy of the prompt (`--log_samples`): `<image>` markers, the images' hashes beside."""

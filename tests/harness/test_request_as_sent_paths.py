@@ -53,7 +53,8 @@ def check_pages(out: Path, task: str, matches: bool | None = True) -> dict[str, 
         assert turn is not None, page.text[:2000]
         text = html.unescape(turn.group(1))
         assert text == record["prompt"]
-        verdict = None if record.get("truncation") else matches
+        verdict = None if record.get("truncation") else matches  # a cut prompt is not the build's row: not compared
+        assert ("cut by the task&#39;s truncation rule" in page.text) is bool(record.get("truncation"))
         assert ('id="inputs-match"' in page.text) is (verdict is True), record["sample_id"]
         assert ("It does not hash" in page.text) is (verdict is False), record["sample_id"]
         images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
