@@ -30,7 +30,9 @@ def journal_records(out: Path, task: str) -> list[dict]:
     return [dict(with_prompt(json.loads(line), texts)) for line in journal.read_text().splitlines()[1:]]
 
 
-def check_pages(out: Path, task: str, matches: bool | None = True) -> dict[str, tuple[str, list[bytes]]]:
+def check_pages(
+    out: Path, task: str, matches: bool | None = True, records: list[dict] | None = None
+) -> dict[str, tuple[str, list[bytes]]]:
     """Sample id -> (the text its page shows as sent, the bytes served for each of its images), for every record of
     `task` under `out`: each page shows its record's text and images, each image served at the size recorded, and
     says the build hashes (`matches`: True), does not (False), or nothing (None: nothing to compare; so for a prompt
@@ -44,7 +46,7 @@ def check_pages(out: Path, task: str, matches: bool | None = True) -> dict[str, 
     (model,) = Catalog(out).model_names()
     client = TestClient(create_app(out, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
     shown = {}
-    records = journal_records(out, task)
+    records = journal_records(out, task) if records is None else records  # given: as read before the store went
     assert records
     for record in records:
         page = client.get("/sample", params={"model": model, "task": task, "id": record["sample_id"]})
@@ -217,7 +219,7 @@ def test_a_resumed_run_and_its_sample_log_show_the_requests_as_first_sent(
 ) -> None:
     """A model whose policy scales its images, run, then run again with `--log_samples`: every sample is resumed from
     the journal (nothing sent twice), each page still shows and serves what its server received the first time, and
-    the sample log's prompt and images are the journal's records."""
+    the sample log's prompt and images are the journal's records (what the pages show from it, the store gone)."""
     from harness.inputs.input_policy import InputPolicy, TaskRule
     from harness.models import aliases
 
@@ -243,6 +245,8 @@ def test_a_resumed_run_and_its_sample_log_show_the_requests_as_first_sent(
     assert {k: json.loads(line["sent_images"]) for k, line in logged.items()} == {
         k: record["sent_images"] for k, record in records.items()
     }
+    next(out.rglob(f"prompts_{NEEDLES}.jsonl")).unlink()  # without the prompt store, the sample log's are shown
+    assert check_pages(out, NEEDLES, records=list(records.values())) == first
 
 
 # harness merge rebuilds each request without the run's input policies (`config.input_policies`), so no record matches
