@@ -302,3 +302,26 @@ def test_merged_shards_of_a_cut_run_show_each_request_as_sent(
     assert merged.code == 0, merged.err
     assert any(record.get("truncation") for record in journal_records(tmp_path / "merged", "milebench_tqa"))
     received_as_shown(chat_server, check_pages(tmp_path / "merged", "milebench_tqa"))
+
+
+def test_the_verdict_turns_on_the_runs_policy(
+    chat_server, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verdict compares the build with the run's policy applied: the results file without its policy, each page
+    still shows the record (its images, from the build, served) but says the build does not hash to it."""
+    from harness.inputs.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    rule = TaskRule((NEEDLES,), InputPolicy.of(keep_last_images=3), "a paper's setting")
+    monkeypatch.setitem(aliases.ALIASES, "policied", aliases.Alias("openai", {"model": "gpt-4o"}, rules=(rule,)))
+    out = tmp_path / "out"
+    args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}")
+    run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
+    assert run.code == 0, run.err
+    first = check_pages(out, NEEDLES)
+    (results,) = out.rglob("results_*.json")
+    written = json.loads(results.read_text())
+    assert written["config"].pop("input_policies") == {NEEDLES: {"keep_last_images": 3}}
+    results.write_text(json.dumps(written))
+    assert check_pages(out, NEEDLES, matches=False) == first
