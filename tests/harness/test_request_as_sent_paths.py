@@ -125,35 +125,41 @@ def test_a_policy_that_drops_or_scales_images_shows_them_as_sent(
 
 
 @pytest.mark.slow  # the tiny LLaVA generates
-def test_hf_with_a_processor_kwargs_policy_shows_the_text_and_settings_sent(
-    tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("policy", "images"),
+    [({"processor_kwargs": {"do_normalize": False}}, 10), ({"keep_last_images": 2, "image_scale": 0.5}, 2)],
+    ids=["processor_kwargs", "keep_last_images_scaled"],
+)
+def test_hf_with_a_policy_shows_the_text_and_settings_sent(
+    policy: dict, images: int, tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch
 ) -> None:
-    """A model whose rule passes settings to its processor (`processor_kwargs`, as InternVL's one tile): the text its
-    processor was given is each page's, every image's record names the settings it was processed with, and the build
-    with the policy hashes to the record."""
+    """A model whose rule passes settings to its processor (`processor_kwargs`, as InternVL's one tile), or keeps and
+    scales images: the text its processor was given, with the images kept, is each page's; every image's record
+    names the settings it was processed with; the build with the policy hashes to the record."""
     from harness.inputs.input_policy import InputPolicy, TaskRule
     from harness.models import aliases
     from harness.models.hf.model import HFModel
 
-    given: list[tuple[str, dict]] = []
+    given: list[tuple[str, int, dict]] = []
     real = HFModel._generate
 
-    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=` and settings
-        given.extend((text, dict(processor_kwargs or {})) for _, text, _ in items)
+    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=`, images and settings
+        given.extend((text, len(pictures), dict(processor_kwargs or {})) for _, text, pictures in items)
         return real(self, items, settings, processor_kwargs)
 
     monkeypatch.setattr(HFModel, "_generate", recording)
-    settings = {"do_normalize": False}
-    rule = TaskRule((NEEDLES,), InputPolicy.of(processor_kwargs=settings), "a paper's processor setting")
+    rule = TaskRule((NEEDLES,), InputPolicy.of(**policy), "a paper's setting")
     monkeypatch.setitem(aliases.ALIASES, "processed", aliases.Alias("hf", {"threads": "1"}, rules=(rule,)))
     out = tmp_path / "out"
     args = ("--tasks", NEEDLES, "--model", "processed", "--model_args", f"pretrained={tiny_llava}")
     run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
     assert run.code == 0, run.err
     shown = check_pages(out, NEEDLES)
-    assert sorted(text for text, _ in shown.values()) == sorted(text for text, _ in given) and len(given) == 2
-    assert all(kwargs == settings for _, kwargs in given)
+    assert sorted(text for text, _ in shown.values()) == sorted(text for text, _, _ in given) and len(given) == 2
+    settings = policy.get("processor_kwargs", {})
+    assert all(count == images and kwargs == settings for _, count, kwargs in given)
     records = journal_records(out, NEEDLES)
+    assert all(len(record["sent_images"]) == images for record in records)
     assert all(image["processor"] == settings for record in records for image in record["sent_images"])
 
 
