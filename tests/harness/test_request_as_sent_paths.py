@@ -66,6 +66,7 @@ def check_pages(
             got = client.get(f"/image/{image['sha256']}")
             assert got.status_code == 200, (record["sample_id"], image)
             assert list(Image.open(io.BytesIO(got.content)).size) == image["size"]
+            assert client.get(f"/image/{image['sha256']}", params={"size": "thumb"}).status_code == 200  # the page's
             served.append(got.content)
         shown[record["sample_id"]] = (text, served)
     return shown
