@@ -158,7 +158,7 @@ def test_hf_with_a_policy_shows_the_text_and_settings_sent(
     shown = check_pages(out, NEEDLES)
     assert sorted(text for text, _ in shown.values()) == sorted(text for text, _, _ in given) and len(given) == 2
     settings = policy.get("processor_kwargs", {})
-    assert all(count == images and kwargs == settings for _, count, kwargs in given)
+    assert all(count == images == text.count("<image>") and kwargs == settings for text, count, kwargs in given)
     records = journal_records(out, NEEDLES)
     assert all(len(record["sent_images"]) == images for record in records)
     assert all(image["processor"] == settings for record in records for image in record["sent_images"])
