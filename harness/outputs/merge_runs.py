@@ -56,6 +56,7 @@ SHARD_RUN_KEYS = (
     "data_dir",
     "include_path",
     "system_instruction",
+    "input_policies",
 )
 # Per-shard bookkeeping, not part of the merged run's description.
 SHARD_ONLY_KEYS = ("shard", "argv", "cache", "cache_hits", "model_calls", "requests_sent", "backend_stats")
@@ -170,6 +171,7 @@ def _answer_tags(recorded: object) -> tuple[str, str] | None:
 
 
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_paths: Sequence[Path]) -> int:
+    from harness.inputs.input_policy import InputPolicy, RunPolicies
     from harness.outputs.results import build_results, summary_table
     from harness.running.runner import Runner, RunOptions
     from harness.running.task import Task
@@ -193,8 +195,14 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
     identity = read_journal(merged_journal).parts.get("model")
     if not isinstance(identity, dict):
         raise UserError(f"{merged_journal}:1: the shards' journal headers name no model (`parts.model`)")
+    try:  # the shards' requests were built with the model's input policies: rebuilt so, they match their records
+        recorded = config.get("input_policies") or {}
+        policies = RunPolicies({task: InputPolicy.of(**policy) for task, policy in recorded.items()})
+    except (TypeError, ValueError, AttributeError) as err:
+        raise UserError(f"{first.results_file}: config.input_policies is not a policy per task ({err})") from None
     options = RunOptions(
         data_dir=data_dir,
+        policies=policies,
         limit=config.get("limit"),
         seed=config.get("seed"),
         gen_kwargs=config.get("gen_kwargs") or {},

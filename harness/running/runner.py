@@ -29,15 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.api import (
-    SCORED,
-    STATUSES,
-    BackendFatalError,
-    GenerationSettings,
-    Model,
-    Request,
-    Response,
-)
+from harness.api import SCORED, STATUSES, BackendFatalError, GenerationSettings, Model, Request, Response
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.generation import safe_generate
@@ -160,9 +152,12 @@ class Runner:
             if store.is_done(sample_id, final_only=self.options.retry_errors):
                 recorded = store.outcomes[sample_id].input_sha256
                 request = self.requests.build(task, doc_id, doc, settings) if recorded else None
-                # a record whose doc_id is not this sample's row (a damaged or foreign journal line) is no answer to it
+                # a record whose doc_id is not this sample's row (a damaged or foreign journal line) is no answer to it;
+                # a merge cannot cut as the shard's model did (it has no context), so a cut record is taken as it is
                 same = store.outcomes[sample_id].doc_id == doc_id and (
-                    not isinstance(request, Request) or input_sha256(request) == recorded
+                    not isinstance(request, Request)
+                    or input_sha256(request) == recorded
+                    or (self.model.replays_journals and bool(store.records[sample_id].get("truncation")))
                 )
                 if same and (
                     self.model.replays_journals

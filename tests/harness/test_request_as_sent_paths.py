@@ -256,15 +256,9 @@ def test_a_resumed_run_and_its_sample_log_show_the_requests_as_first_sent(
     assert check_pages(out, NEEDLES, records=list(records.values())) == first
 
 
-# harness merge rebuilds each request without the run's input policies (`config.input_policies`), so no record matches
-MERGE_DROPS_POLICIES = pytest.mark.xfail(strict=True, reason="harness merge does not apply the run's input policies")
-# harness merge's stand-in model has no context, so the task's truncation does not cut: no cut record matches
-MERGE_DOES_NOT_CUT = pytest.mark.xfail(strict=True, reason="harness merge does not re-apply the task's truncation")
-
-
 @pytest.mark.parametrize(
     "policy",
-    [{}, pytest.param({"keep_last_images": 3, "image_scale": 0.5}, marks=MERGE_DROPS_POLICIES)],
+    [{}, {"keep_last_images": 3, "image_scale": 0.5}],
     ids=["plain", "policy"],
 )
 def test_merged_shards_show_each_request_as_sent(
@@ -292,7 +286,6 @@ def test_merged_shards_show_each_request_as_sent(
     received_as_shown(chat_server, shown)
 
 
-@MERGE_DOES_NOT_CUT
 def test_merged_shards_of_a_cut_run_show_each_request_as_sent(
     chat_server, milebench_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

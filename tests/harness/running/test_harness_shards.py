@@ -232,3 +232,30 @@ def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(
     assert merged.code == 0, merged.err
     got = json.loads(sorted((tmp_path / "m" / "random").glob("results_*.json"))[-1].read_text())
     assert got["results"] == full.results("random")["results"]
+
+
+def test_merge_rebuilds_with_the_shards_input_policies_and_says_one_it_cannot_apply(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    """The shards' recorded `config.input_policies` must agree, and one that is not a policy per task (the results
+    files are edited, or from elsewhere) is a one-line error naming the file, not a traceback."""
+    task = "mmneedle_m1_n2_k1_neg"
+    args = ("--tasks", task, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir)
+    shards = [tmp_path / f"s{index}" for index in (0, 1)]
+    for index, shard in enumerate(shards):
+        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+
+    def recorded(policy: object, *which: Path) -> None:
+        for shard in which:
+            (path,) = shard.rglob("results_*.json")
+            data = json.loads(path.read_text())
+            data["config"]["input_policies"] = {task: policy}
+            path.write_text(json.dumps(data))
+
+    recorded({"image_scale": 0.5}, shards[0])
+    run = harness("merge", tmp_path / "m", *shards)
+    assert run.code == 2 and "differ in: input_policies" in run.err
+    recorded({"image_scale": "half"}, *shards)
+    run = harness("merge", tmp_path / "m2", *shards)
+    assert run.code == 2 and "config.input_policies is not a policy per task" in run.err
+    assert "results_" in run.err and "Traceback" not in run.err
