@@ -52,6 +52,23 @@ class RunFileRecord(TypedDict):
     contents: dict[str, object]  # its keys and values as plain JSON, every secret redacted
 
 
+class JudgeEntry(TypedDict, total=False):
+    """One judge of a run whose tasks asked for several: its identity and the tasks it scored."""
+
+    model: dict[str, Any]  # its identity (`Model.identity`), redacted
+    tasks: list[str]
+
+
+class JudgeRecord(TypedDict, total=False):
+    """The results' `config.judge` (`harness.execute`): the first judged task's judge, each judged task's reply bound,
+    and, where the tasks asked for more than one judge, each with its tasks (`harness compare` reads which judge scored
+    a task from it); its response cache's figures besides."""
+
+    model: dict[str, Any]
+    max_reply_chars: dict[str, int]  # each judged task's bound on a reply's characters
+    judges: list[JudgeEntry]
+
+
 class RunConfig(TypedDict, total=False):
     """The results' `config`: what the run ran and how (`harness.run_config.run_config` makes it; `harness merge`
     makes a merged run's from its shards'), every secret redacted."""
@@ -100,7 +117,7 @@ class RunConfig(TypedDict, total=False):
     reasoning_tags: list[list[str]]
     reasoning_tags_from: str  # where they come from: the flag, the alias, or the chat template that opens thinking
     answer_tags: list[str]  # [start, end] of the answer the model wraps after its thinking: what it holds was scored
-    judge: dict[str, Any] | None
+    judge: JudgeRecord | None
     argv: list[str] | None  # the command line, redacted
     run_file: RunFileRecord | None  # --config FILE: the flags the command line left to it
     merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line

@@ -1,0 +1,61 @@
+"""The readers of a results folder (`harness compare`, `harness power RESULTS`, `harness report`) over a copy of a run
+with a value planted where its schema left room: a results folder may come from anyone, so each ends in a result or in
+one line naming the file and what was expected, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+TASK = "mmneedle_m1_n2_k1_pos"
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
+    """`a/` and `b/`: two runs of the constant model on one MMNeedle task."""
+    root = tmp_path_factory.mktemp("untrusted_readers")
+    for name, answer in (("a", "GUESS"), ("b", "1")):
+        argv = ["--tasks", TASK, "--model", "constant", "--model_args", f"answer={answer}", "--data_dir", str(data_dir)]
+        assert main([*argv, "--output_path", str(root / name), "--no_progress"]) == 0
+    return root
+
+
+@pytest.fixture
+def runs(two_runs: Path, tmp_path: Path) -> Path:
+    """A copy of both runs to plant things in."""
+    return Path(shutil.copytree(two_runs, tmp_path / "runs"))
+
+
+def plant(folder: Path, change: Callable[[dict], None]) -> Path:
+    """`change` applied to the results file of the one model in `folder`; the file."""
+    (path,) = folder.glob("*/results_*.json")
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def one_line(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """`harness ARGV`'s error: exit 2, one line, no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("judge", [{"judges": 5}, {"judges": [{"tasks": 5, "model": {}}]}])
+def test_a_judge_record_the_results_file_garbles_is_one_line(
+    runs: Path, judge: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`config.judge` (which judge scored which task: `judges`, each with its `tasks`) is read by `harness compare`
+    and `harness power RESULTS` for every task; a number where a list belongs was a TypeError out of both."""
+    path = plant(runs / "a", lambda data: data["config"].update(judge=judge))
+    for argv in (["compare", str(runs / "a"), str(runs / "b"), "--out", str(runs)], ["power", str(runs / "a")]):
+        err = one_line(capsys, argv)
+        assert str(path) in err and "config.judge" in err, err
