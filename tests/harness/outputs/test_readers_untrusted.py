@@ -5,6 +5,7 @@ one line naming the file and what was expected, never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from tests.support.deadline import within
 
 TASK = "mmneedle_m1_n2_k1_pos"
 
@@ -59,3 +61,41 @@ def test_a_judge_record_the_results_file_garbles_is_one_line(
     for argv in (["compare", str(runs / "a"), str(runs / "b"), "--out", str(runs)], ["power", str(runs / "a")]):
         err = one_line(capsys, argv)
         assert str(path) in err and "config.judge" in err, err
+
+
+@pytest.fixture
+def compared(runs: Path) -> Path:
+    """The folder of compare.json: the two runs (of one model) compared."""
+    out = runs / "compared"
+    assert main(["compare", str(runs / "a"), str(runs / "b"), "--out", str(out), "--bootstrap_iters", "0"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("n_paired", [10**400, -5])
+def test_a_count_a_compare_json_garbles_is_one_line(
+    runs: Path, compared: Path, n_paired: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """compare.json's rows count rows; an integer past a float's range, or below 0, was an OverflowError or a math
+    domain error out of `harness power --pair` and `harness report --run_to_run`."""
+    path = compared / "compare.json"
+    data = json.loads(path.read_text())
+    for row in data["rows"]:
+        row["n_paired"] = n_paired
+    path.write_text(json.dumps(data))
+    capsys.readouterr()
+    for argv in (
+        ["power", "--pair", str(compared)],
+        ["report", str(runs / "a"), "--no_figures", "--out", str(runs / "report"), "--run_to_run", str(compared)],
+    ):
+        err = one_line(capsys, argv)
+        assert str(path) in err and "rows[0].n_paired" in err, err
+
+
+def test_a_fifo_planted_as_compare_json_is_refused_at_once(compared: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`harness power --pair DIR` reads DIR/compare.json: a FIFO there was waited on forever."""
+    path = compared / "compare.json"
+    path.unlink()
+    os.mkfifo(path)
+    with within(30, "harness power --pair over a FIFO planted as compare.json"):
+        err = one_line(capsys, ["power", "--pair", str(compared)])
+    assert str(path) in err, err
