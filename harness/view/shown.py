@@ -147,12 +147,12 @@ def gold_text(gold: object) -> str | None:
         return None if gold is None else str(gold)
     try:
         value = json.loads(gold)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser (a journal's target is anyone's)
         return gold
     if isinstance(value, str) and value.startswith("["):  # a list held as JSON text inside the JSON (DocVQA's)
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     if isinstance(value, str):
         return value

@@ -351,3 +351,19 @@ def test_an_input_policy_the_results_file_garbles_leaves_the_sample_page_a_page(
     page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample})
     assert page.status_code == 200 and "the request as the backend sent it" in page.text
     assert f"the results file&#39;s input policy for {TASK} cannot be applied" in page.text
+
+
+@pytest.mark.parametrize("target", ["[" * 100_000, json.dumps("[" * 100_000)])
+def test_a_gold_answer_nested_past_any_parser_leaves_the_sample_page_a_page(results: Path, target: str) -> None:
+    """The journal's `target` is shown as the gold answer, read as JSON where it is JSON (MMLongBench's lists); one
+    nested deeper than json parses (a RecursionError, not a ValueError) made the sample page a 500: it is shown as
+    the text it is."""
+    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    for record in records:
+        if record["type"] == "sample":
+            record["target"] = target
+    journal.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
+    assert page.status_code == 200 and "[[[[" in page.text
