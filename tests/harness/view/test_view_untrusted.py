@@ -367,3 +367,18 @@ def test_a_gold_answer_nested_past_any_parser_leaves_the_sample_page_a_page(resu
     (model,) = {p.parent.name for p in results.rglob("results_*.json")}
     page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
     assert page.status_code == 200 and "[[[[" in page.text
+
+
+def test_a_doc_id_past_what_a_float_holds_exactly_leaves_the_pages_pages(results: Path) -> None:
+    """A journal's `doc_id` past 2**53 (an integer, so a valid record) and within int64: Arrow's reader took it, and
+    its cast to the index's floats refused it (ArrowInvalid), a 500 on the task's every page."""
+    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    lines = journal.read_text().splitlines()
+    last = json.loads(lines[-1])
+    journal.write_text("\n".join([*lines, json.dumps({**last, "sample_id": "far", "doc_id": 10**18})]) + "\n")
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    client = _client(results)
+    table = client.get("/samples", params={"model": model, "task": TASK})
+    assert table.status_code == 200 and "far" in table.text
+    sample = client.get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
+    assert sample.status_code == 200
