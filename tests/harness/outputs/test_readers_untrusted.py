@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.outputs.journal_rows import task_rows
+from harness.outputs.model_results import load_results
 from tests.support.deadline import within
 
 TASK = "mmneedle_m1_n2_k1_pos"
@@ -99,3 +101,18 @@ def test_a_fifo_planted_as_compare_json_is_refused_at_once(compared: Path, capsy
     with within(30, "harness power --pair over a FIFO planted as compare.json"):
         err = one_line(capsys, ["power", "--pair", str(compared)])
     assert str(path) in err, err
+
+
+def test_a_journal_value_past_a_float_s_range_is_no_number_to_a_report_section(runs: Path) -> None:
+    """`harness report`'s benchmark sections read a task's rows from its journal (`journal_rows.task_rows`: MMLongBench's
+    length trend, LoCoVQA's intervals); an integer metric past a float's range, a valid journal line, was an
+    OverflowError that lost the whole section. It is no number, as a value of another type is."""
+    journal = runs / "a" / "constant" / f"journal_{TASK}.jsonl"
+    lines = journal.read_text().splitlines()
+    record = json.loads(lines[-1])
+    far = {**record, "sample_id": "far", "metrics": {"exact_acc": 0, "by_cell": [["1,1", 0]]}}
+    planted = json.dumps(far).replace('"exact_acc": 0', f'"exact_acc": {10**400}').replace("0]]", f"{10**400}]]")
+    journal.write_text("\n".join([*lines, planted]) + "\n")
+    rows = {row.sample_id: row for row in task_rows(load_results(runs / "a")["constant"], TASK) or []}
+    assert rows["far"].value("exact_acc") is None and rows["far"].pairs("by_cell") == []
+    assert rows[record["sample_id"]].value("exact_acc") is not None
