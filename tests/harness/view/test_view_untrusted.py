@@ -382,3 +382,17 @@ def test_a_doc_id_past_what_a_float_holds_exactly_leaves_the_pages_pages(results
     assert table.status_code == 200 and "far" in table.text
     sample = client.get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
     assert sample.status_code == 200
+
+
+@pytest.mark.parametrize("truncation", [5, "dropped 3 images", [1, 2]])
+def test_a_truncation_the_journal_garbles_leaves_the_sample_page_a_page(results: Path, truncation: object) -> None:
+    """A journal record's `truncation` (what the task's rule dropped: an object) of another type made the sample page a
+    500 (the page lists its items); it is shown as recorded, said to be no object."""
+    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    sample = next(record for record in records if record["type"] == "sample")
+    sample["truncation"] = truncation
+    journal.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample["sample_id"]})
+    assert page.status_code == 200 and "not an object" in page.text
