@@ -116,3 +116,21 @@ def test_a_journal_value_past_a_float_s_range_is_no_number_to_a_report_section(r
     rows = {row.sample_id: row for row in task_rows(load_results(runs / "a")["constant"], TASK) or []}
     assert rows["far"].value("exact_acc") is None and rows["far"].pairs("by_cell") == []
     assert rows[record["sample_id"]].value("exact_acc") is not None
+
+
+def test_a_group_the_results_files_make_its_own_member_is_not_compared(runs: Path) -> None:
+    """`group_subtasks` is the results files': a group they make a member of itself (in both runs, so the members
+    agree) sent `harness compare`'s group aggregation round the cycle until a RecursionError. The group is named
+    among those not compared, with why; its tasks are compared."""
+
+    def grouped(data: dict) -> None:
+        data["groups"] = {"mmneedle": {"alias": "mmneedle", "exact_acc,none": 0.5}}
+        data["group_subtasks"] = {"mmneedle": ["mmneedle", TASK]}
+
+    for side in ("a", "b"):
+        plant(runs / side, grouped)
+    assert main(["compare", str(runs / "a"), str(runs / "b"), "--out", str(runs), "--bootstrap_iters", "0"]) == 0
+    compared = json.loads((runs / "compare.json").read_text())
+    (group,) = [n for n in compared["not_compared"] if n["name"] == "mmneedle"]
+    assert "member of itself" in group["reason"]
+    assert any(row["name"] == TASK for row in compared["rows"])
