@@ -15,8 +15,9 @@ import os
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired, cast
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from builders.core import contract
@@ -114,7 +115,7 @@ class RunConfig(TypedDict, total=False):
     chat_template_sha: str | None
     input_policies: dict[str, dict[str, Any]]
     # the [start, end] tag pairs whose blocks were taken out of each answer before scoring (absent: none)
-    reasoning_tags: list[list[str]]
+    reasoning_tags: list[Annotated[list[str], Field(min_length=2, max_length=2)]]
     reasoning_tags_from: str  # where they come from: the flag, the alias, or the chat template that opens thinking
     answer_tags: list[str]  # [start, end] of the answer the model wraps after its thinking: what it holds was scored
     judge: JudgeRecord | None

@@ -134,3 +134,19 @@ def test_a_group_the_results_files_make_its_own_member_is_not_compared(runs: Pat
     (group,) = [n for n in compared["not_compared"] if n["name"] == "mmneedle"]
     assert "member of itself" in group["reason"]
     assert any(row["name"] == TASK for row in compared["rows"])
+
+
+@pytest.mark.parametrize("tags", [[["<think>"]], [["<think>", "</think>", "<x>"]]])
+def test_reasoning_tags_a_shard_garbles_are_one_line(
+    tmp_path: Path, data_dir: Path, tags: list, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`config.reasoning_tags` holds [start, end] pairs, which `harness merge` unpacks from the shards' results files;
+    one of another length was a ValueError out of the merge."""
+    argv = ["--tasks", TASK, "--model", "constant", "--model_args", "answer=1", "--data_dir", str(data_dir)]
+    shards = [tmp_path / f"shard{i}" for i in range(2)]
+    for i, shard in enumerate(shards):
+        assert main([*argv, "--output_path", str(shard), "--shard", f"{i}/2", "--no_progress"]) == 0
+        path = plant(shard, lambda data: data["config"].update(reasoning_tags=tags))
+    capsys.readouterr()
+    err = one_line(capsys, ["merge", str(tmp_path / "merged"), *map(str, shards)])
+    assert "results_" in err and "config.reasoning_tags[0]" in err and str(path.parent.parent.parent) in err, err
