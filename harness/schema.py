@@ -49,6 +49,12 @@ def expected(error: ErrorDetails) -> str:
     """What a pydantic error's value was expected to be ("an integer", "one of ok, error")."""
     if error["type"] == "union":  # `first_error`'s: each member's words
         return error["msg"]
+    if error["type"] in ("too_short", "too_long"):  # a list of a bounded length (a [start, end] pair)
+        ctx = error.get("ctx", {})
+        bound = (
+            f"at least {ctx.get('min_length')}" if error["type"] == "too_short" else f"at most {ctx.get('max_length')}"
+        )
+        return f"a list of {bound} items"
     if error["type"] == "literal_error":
         return "one of " + ", ".join(re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", ""))))
     return EXPECTED.get(error["type"], error["msg"].removeprefix("Input should be ").lower())

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, NotRequired, cast
+from typing import Annotated, Literal, NotRequired, cast
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from builders.core import contract
@@ -24,6 +25,11 @@ COMPARE_JSON = "compare.json"
 COMPARE_MD = "compare.md"
 Number = float | str  # a number; NaN written "N/A" (not estimable), an infinity "inf" / "-inf"
 Adjustment = Literal["holm", "fdr_bh"]
+# A count of rows or clusters: what reads it (`harness power --pair`, `harness report --run_to_run`) takes its square
+# root and multiplies floats by it, so a file's count below 0 or past what a float holds exactly is no count.
+Count = Annotated[int, Field(ge=0, le=2**53)]
+# compare.json is a few KB a task metric; past this it is no file `harness compare` wrote.
+COMPARE_MOST = 256 * contract.MiB
 
 
 class ComparedRun(TypedDict):
@@ -43,17 +49,17 @@ class ComparisonRow(TypedDict):
     metric: str
     method: str  # how the difference's error was computed (docs/statistics.md)
     higher_is_better: bool | None
-    n_a: int  # rows scored in run A (a group: over its tasks)
-    n_b: int
-    n_paired: int  # rows in both runs with the metric's value: the rows compared
-    unpaired_a: int  # rows scored in A and not in B (`unpaired` names them)
-    unpaired_b: int
+    n_a: Count  # rows scored in run A (a group: over its tasks)
+    n_b: Count
+    n_paired: Count  # rows in both runs with the metric's value: the rows compared
+    unpaired_a: Count  # rows scored in A and not in B (`unpaired` names them)
+    unpaired_b: Count
     value_a: Number  # the metric on the paired rows
     value_b: Number
     difference: Number  # value_a - value_b
     stderr: Number  # rows taken as independent
     stderr_clustered: Number  # clustered on the rows' cluster keys (CR1; the graph sum for a crossed design)
-    n_clusters: int
+    n_clusters: Count
     design_effect: Number
     overlap: bool  # a crossed design: the graph sum and the normal distribution
     df: int | None  # Student's t degrees of freedom of the interval and p (clusters - 1); null: normal
@@ -70,7 +76,7 @@ class ComparisonRow(TypedDict):
     warnings: list[str]
     # a task's metric with one number per row in both runs (absent from a group's row and from older files): what
     # `harness report --run_to_run` reads as the measured run-to-run spread (`harness.outputs.run_to_run`)
-    changed_rows: NotRequired[int]  # paired rows whose value differs between the runs
+    changed_rows: NotRequired[Count]  # paired rows whose value differs between the runs
     mean_squared_change: NotRequired[Number]  # mean of ((A - B) / scale)² per row; N/A: no known scale
 
 
@@ -154,7 +160,8 @@ def write_compare(compared: CompareFile, markdown: str, out_dir: Path) -> tuple[
 def read_compare_file(path: Path) -> CompareFile:
     """A compare.json, parsed and checked, or a `UserError` naming the file and what was expected."""
     try:
-        data = contract.loads_json(path.read_bytes().decode("utf-8"))
+        # Without blocking (a FIFO planted as compare.json), a regular file only, within its bound.
+        data = contract.loads_json(contract.read_regular(path, COMPARE_MOST, "a compare.json").decode("utf-8"))
     except OSError as err:
         raise UserError(f"{path}: unreadable ({err.strerror or err})") from None
     except (UnicodeDecodeError, json.JSONDecodeError, contract.TooManyDigits, RecursionError) as err:

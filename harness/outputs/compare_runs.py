@@ -138,12 +138,32 @@ class Comparing:
             else:
                 members[group] = list(mine)
         for group in list(members):
+            if self._own_member(group, members):
+                del members[group]
+                self.skip(group, "group", "the results files make it a member of itself (through its subgroups)")
+                continue
             missing = [t for t in leaf_tasks(group, members) if t not in self.tasks]
             if missing:
                 del members[group]
                 shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
                 self.skip(group, "group", f"tasks of it were not compared: {shown}")
         self.group_rows = compare_groups(members, self.index.groups, self.tasks, self.options) if members else []
+
+    def _own_member(self, group: str, members: dict[str, list[str]]) -> bool:
+        """Whether `group` is among its own members, through the subgroups its aggregation would enter (those the
+        installed task folders declare: each with its members as the results files record them, else as declared),
+        so that aggregating it would never end."""
+        seen: set[str] = set()
+        pending = list(members[group])
+        while pending:
+            member = pending.pop()
+            if member == group:
+                return True
+            if member in seen or member not in self.index.groups:
+                continue
+            seen.add(member)
+            pending += members.get(member, self.index.groups[member].task)
+        return False
 
 
 def comparison(

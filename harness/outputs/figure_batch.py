@@ -137,7 +137,7 @@ class FigureBatch:
         try:
             previous = json.loads(contract.read_regular(self.out_dir / MANIFEST, MANIFEST_MOST, "a figure manifest"))
             self.previous = previous if isinstance(previous, dict) else {}
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # none, no regular file, not JSON, nested past the parser
             self.previous = {}
 
     def add(self, png: Path, draw: Draw, args: tuple[Any, ...], dpi: int) -> None:

@@ -34,17 +34,28 @@ class Row:
 
     def value(self, metric: str) -> float | None:
         """A metric's number (None: absent, or not a number)."""
-        found = self.metrics.get(metric)
-        return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
+        return _number(self.metrics.get(metric))
 
     def pairs(self, metric: str) -> list[tuple[str, float]]:
         """A breakdown metric's (key, value) pairs, keys as text (`[["mmbench", 1.0]]`, `[[3, 0.0]]`)."""
         found = self.metrics.get(metric)
         out = []
         for pair in found if isinstance(found, list) else []:
-            if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[1], int | float):
-                out.append((str(pair[0]), float(pair[1])))
+            value = _number(pair[1], bools=True) if isinstance(pair, list) and len(pair) == 2 else None
+            if value is not None:
+                out.append((str(pair[0]), value))
         return out
+
+
+def _number(value: object, bools: bool = False) -> float | None:
+    """A journal's value as a float (a bool as 0/1 where `bools`); None where it is no number (another type, an integer
+    past a float's range: a journal may come from anyone)."""
+    if not isinstance(value, int | float) or (isinstance(value, bool) and not bools):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def task_rows(data: ModelResults, task: str) -> list[Row] | None:

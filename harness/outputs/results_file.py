@@ -15,8 +15,9 @@ import os
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NotRequired, cast
+from typing import Annotated, Any, NotRequired, cast
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from builders.core import contract
@@ -50,6 +51,23 @@ class RunFileRecord(TypedDict):
 
     path: str  # absolute
     contents: dict[str, object]  # its keys and values as plain JSON, every secret redacted
+
+
+class JudgeEntry(TypedDict, total=False):
+    """One judge of a run whose tasks asked for several: its identity and the tasks it scored."""
+
+    model: dict[str, Any]  # its identity (`Model.identity`), redacted
+    tasks: list[str]
+
+
+class JudgeRecord(TypedDict, total=False):
+    """The results' `config.judge` (`harness.execute`): the first judged task's judge, each judged task's reply bound,
+    and, where the tasks asked for more than one judge, each with its tasks (`harness compare` reads which judge scored
+    a task from it); its response cache's figures besides."""
+
+    model: dict[str, Any]
+    max_reply_chars: dict[str, int]  # each judged task's bound on a reply's characters
+    judges: list[JudgeEntry]
 
 
 class RunConfig(TypedDict, total=False):
@@ -97,10 +115,10 @@ class RunConfig(TypedDict, total=False):
     chat_template_sha: str | None
     input_policies: dict[str, dict[str, Any]]
     # the [start, end] tag pairs whose blocks were taken out of each answer before scoring (absent: none)
-    reasoning_tags: list[list[str]]
+    reasoning_tags: list[Annotated[list[str], Field(min_length=2, max_length=2)]]
     reasoning_tags_from: str  # where they come from: the flag, the alias, or the chat template that opens thinking
     answer_tags: list[str]  # [start, end] of the answer the model wraps after its thinking: what it holds was scored
-    judge: dict[str, Any] | None
+    judge: JudgeRecord | None
     argv: list[str] | None  # the command line, redacted
     run_file: RunFileRecord | None  # --config FILE: the flags the command line left to it
     merged_from: list[dict[str, Any]]  # `harness merge`: each shard's folder, results file and command line

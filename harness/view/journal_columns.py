@@ -150,8 +150,10 @@ def columns_by_arrow(block: Block, metrics: list[str]) -> dict[str, Any] | None:
 
 
 def _floats(array: pa.Array) -> np.ndarray:
-    """A numeric column as floats, NaN where a row has none."""
-    return np.asarray(array.cast(pa.float64()).fill_null(math.nan).to_numpy(zero_copy_only=False), np.float64)
+    """A numeric column as floats, NaN where a row has none. An integer past 2**53 (a doc id of a journal from
+    anyone) is rounded as `as_float` rounds it, not refused by Arrow's safe cast."""
+    floats = array.cast(pa.float64(), safe=False)
+    return np.asarray(floats.fill_null(math.nan).to_numpy(zero_copy_only=False), np.float64)
 
 
 def columns_by_line(block: Block, metrics: list[str]) -> dict[str, Any]:

@@ -147,12 +147,12 @@ def gold_text(gold: object) -> str | None:
         return None if gold is None else str(gold)
     try:
         value = json.loads(gold)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser (a journal's target is anyone's)
         return gold
     if isinstance(value, str) and value.startswith("["):  # a list held as JSON text inside the JSON (DocVQA's)
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     if isinstance(value, str):
         return value
@@ -185,10 +185,18 @@ def answer_fields(model: str, record: Mapping[str, object]) -> dict[str, Any]:
         "metrics": metrics,
         "tokens": record.get("token_count"),
         "finish": record.get("finish_reason"),
-        "truncation": record.get("truncation"),
+        "truncation": _truncation(record.get("truncation")),
         "usage": record.get("usage"),
         "round_trip": record.get("text_round_trip"),
     }
+
+
+def _truncation(value: object) -> Mapping[str, object] | None:
+    """What the task's truncation rule dropped (an object the page lists); another value (a journal is anyone's) as
+    recorded, said to be no object."""
+    if value is None or isinstance(value, Mapping):
+        return value
+    return {"as recorded (not an object)": json.dumps(value)}
 
 
 NONE_SHOWN = "—"

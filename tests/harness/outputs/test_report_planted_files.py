@@ -26,3 +26,14 @@ def test_a_fifo_planted_as_a_figure_or_the_figure_manifest_is_drawn_over(tmp_pat
     with within(120, "harness report over a folder holding FIFOs"):
         assert main(["report", str(results), "--jobs", "1"]) == 0
     assert figures[0].is_file() and (results / ".report_figures.json").is_file()  # written anew, through no FIFO
+
+
+def test_a_figure_manifest_nested_past_any_parser_is_drawn_over(tmp_path: Path, data_dir: Path) -> None:
+    """The figure manifest is read back from the results folder: one nested deeper than json parses (a RecursionError,
+    not a ValueError) was a traceback out of `harness report`; it is taken for no manifest."""
+    results = tmp_path / "results"
+    argv = ["--tasks", TASK, "--model", "random", "--data_dir", str(data_dir), "--no_progress"]
+    assert main([*argv, "--output_path", str(results)]) == 0
+    (results / ".report_figures.json").write_text("[" * 200_000)
+    assert main(["report", str(results), "--jobs", "1"]) == 0
+    assert (results / ".report_figures.json").read_text().startswith("{")

@@ -351,3 +351,48 @@ def test_an_input_policy_the_results_file_garbles_leaves_the_sample_page_a_page(
     page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample})
     assert page.status_code == 200 and "the request as the backend sent it" in page.text
     assert f"the results file&#39;s input policy for {TASK} cannot be applied" in page.text
+
+
+@pytest.mark.parametrize("target", ["[" * 100_000, json.dumps("[" * 100_000)])
+def test_a_gold_answer_nested_past_any_parser_leaves_the_sample_page_a_page(results: Path, target: str) -> None:
+    """The journal's `target` is shown as the gold answer, read as JSON where it is JSON (MMLongBench's lists); one
+    nested deeper than json parses (a RecursionError, not a ValueError) made the sample page a 500: it is shown as
+    the text it is."""
+    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    for record in records:
+        if record["type"] == "sample":
+            record["target"] = target
+    journal.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
+    assert page.status_code == 200 and "[[[[" in page.text
+
+
+def test_a_doc_id_past_what_a_float_holds_exactly_leaves_the_pages_pages(results: Path) -> None:
+    """A journal's `doc_id` past 2**53 (an integer, so a valid record) and within int64: Arrow's reader took it, and
+    its cast to the index's floats refused it (ArrowInvalid), a 500 on the task's every page."""
+    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    lines = journal.read_text().splitlines()
+    last = json.loads(lines[-1])
+    journal.write_text("\n".join([*lines, json.dumps({**last, "sample_id": "far", "doc_id": 10**18})]) + "\n")
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    client = _client(results)
+    table = client.get("/samples", params={"model": model, "task": TASK})
+    assert table.status_code == 200 and "far" in table.text
+    sample = client.get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
+    assert sample.status_code == 200
+
+
+@pytest.mark.parametrize("truncation", [5, "dropped 3 images", [1, 2]])
+def test_a_truncation_the_journal_garbles_leaves_the_sample_page_a_page(results: Path, truncation: object) -> None:
+    """A journal record's `truncation` (what the task's rule dropped: an object) of another type made the sample page a
+    500 (the page lists its items); it is shown as recorded, said to be no object."""
+    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    sample = next(record for record in records if record["type"] == "sample")
+    sample["truncation"] = truncation
+    journal.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (model,) = {p.parent.name for p in results.rglob("results_*.json")}
+    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample["sample_id"]})
+    assert page.status_code == 200 and "not an object" in page.text
