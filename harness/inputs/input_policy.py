@@ -56,6 +56,15 @@ class InputPolicy:
     ) -> InputPolicy:
         return cls(keep_last_images, image_scale, tuple(sorted((processor_kwargs or {}).items())), max_image_side)
 
+    @classmethod
+    def recorded(cls, value: object) -> InputPolicy:
+        """The policy a results file records (`describe`'s form, `config.input_policies.<task>`); a ValueError saying
+        why where it is none (a results file may come from anyone)."""
+        try:
+            return cls.of(**value)  # type: ignore[arg-type]
+        except (TypeError, ValueError, AttributeError) as err:
+            raise ValueError(str(err)) from None
+
     def merged(self, other: InputPolicy) -> InputPolicy:
         """`other`'s settings over these (a later rule refines an earlier one)."""
         return InputPolicy(

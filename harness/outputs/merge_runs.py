@@ -197,8 +197,8 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
         raise UserError(f"{merged_journal}:1: the shards' journal headers name no model (`parts.model`)")
     try:  # the shards' requests were built with the model's input policies: rebuilt so, they match their records
         recorded = config.get("input_policies") or {}
-        policies = RunPolicies({task: InputPolicy.of(**policy) for task, policy in recorded.items()})
-    except (TypeError, ValueError, AttributeError) as err:
+        policies = RunPolicies({task: InputPolicy.recorded(policy) for task, policy in recorded.items()})
+    except ValueError as err:
         raise UserError(f"{first.results_file}: config.input_policies is not a policy per task ({err})") from None
     options = RunOptions(
         data_dir=data_dir,

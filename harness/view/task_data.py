@@ -265,8 +265,8 @@ class TaskData:
             try:  # the results file's policy, so anything: one the harness cannot apply is said, not a 500
                 shown = request
                 if isinstance(request, Request) and policy is not None:
-                    shown = apply_policy(request, InputPolicy.of(**policy))
-            except (TypeError, ValueError, AttributeError) as err:
+                    shown = apply_policy(request, InputPolicy.recorded(policy))
+            except ValueError as err:
                 problem = f"the results file's input policy for {self.run.task} cannot be applied ({err})"
             if isinstance(request, Request) and isinstance(shown, Request) and problem is None:
                 built = {image.sha256 for image in request.images}
