@@ -70,23 +70,14 @@ def run_args(data_dir: Path, out: Path, *model: str) -> tuple[str, ...]:
 @pytest.mark.slow  # the tiny LLaVA generates, once per prompt style
 @pytest.mark.parametrize("style", STYLES)
 def test_hf_shows_the_text_its_processor_was_given(
-    style: str, tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+    style: str, tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, hf_processor_calls
 ) -> None:
-    from harness.models.hf.model import HFModel
-
-    given: list[str] = []
-    real = HFModel._generate
-
-    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=`, as generate passes it
-        given.extend(text for _, text, _ in items)
-        return real(self, items, settings, processor_kwargs)
-
-    monkeypatch.setattr(HFModel, "_generate", recording)
     out = tmp_path / "out"
     model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava},prompt_style={style},threads=1")
     run = harness(*run_args(data_dir, out, *model))
     assert run.code == 0, run.err
     shown = viewer_prompts(out)
+    given = [text for text, _, _ in hf_processor_calls]
     assert len(given) == len(shown) == 2 and sorted(shown.values()) == sorted(given)
 
 

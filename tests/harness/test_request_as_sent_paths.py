@@ -30,6 +30,15 @@ def journal_records(out: Path, task: str) -> list[dict]:
     return [dict(with_prompt(json.loads(line), texts)) for line in journal.read_text().splitlines()[1:]]
 
 
+def policied_alias(monkeypatch: pytest.MonkeyPatch, name: str, backend: str, args: dict, policy: dict) -> None:
+    """An alias `name` of `backend` whose rule gives NEEDLES `policy`, as a paper model's rules do."""
+    from harness.inputs.input_policy import InputPolicy, TaskRule
+    from harness.models import aliases
+
+    rule = TaskRule((NEEDLES,), InputPolicy.of(**policy), "a paper's setting")
+    monkeypatch.setitem(aliases.ALIASES, name, aliases.Alias(backend, args, rules=(rule,)))
+
+
 def check_pages(
     out: Path, task: str, matches: bool | None = True, records: list[dict] | None = None
 ) -> dict[str, tuple[str, list[bytes]]]:
@@ -105,12 +114,8 @@ def test_a_policy_that_drops_or_scales_images_shows_them_as_sent(
 ) -> None:
     """A model whose rule keeps only a prompt's last images (their places dropped from the text) or scales them: its
     server received, byte for byte, what each page shows and serves, and the build with the policy hashes to it."""
-    from harness.inputs.input_policy import InputPolicy, TaskRule
-    from harness.models import aliases
-
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    rule = TaskRule((NEEDLES,), InputPolicy.of(**policy), "a paper's setting")
-    monkeypatch.setitem(aliases.ALIASES, "policied", aliases.Alias("openai", {"model": "gpt-4o"}, rules=(rule,)))
+    policied_alias(monkeypatch, "policied", "openai", {"model": "gpt-4o"}, policy)
     out = tmp_path / "out"
     args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}")
     run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
@@ -132,25 +137,20 @@ def test_a_policy_that_drops_or_scales_images_shows_them_as_sent(
     ids=["processor_kwargs", "keep_last_images_scaled"],
 )
 def test_hf_with_a_policy_shows_the_text_and_settings_sent(
-    policy: dict, images: int, tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch
+    policy: dict,
+    images: int,
+    tiny_llava: Path,
+    data_dir: Path,
+    tmp_path: Path,
+    harness,
+    monkeypatch,
+    hf_processor_calls,
 ) -> None:
     """A model whose rule passes settings to its processor (`processor_kwargs`, as InternVL's one tile), or keeps and
     scales images: the text its processor was given, with the images kept, is each page's; every image's record
     names the settings it was processed with; the build with the policy hashes to the record."""
-    from harness.inputs.input_policy import InputPolicy, TaskRule
-    from harness.models import aliases
-    from harness.models.hf.model import HFModel
-
-    given: list[tuple[str, int, dict]] = []
-    real = HFModel._generate
-
-    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=`, images and settings
-        given.extend((text, len(pictures), dict(processor_kwargs or {})) for _, text, pictures in items)
-        return real(self, items, settings, processor_kwargs)
-
-    monkeypatch.setattr(HFModel, "_generate", recording)
-    rule = TaskRule((NEEDLES,), InputPolicy.of(**policy), "a paper's setting")
-    monkeypatch.setitem(aliases.ALIASES, "processed", aliases.Alias("hf", {"threads": "1"}, rules=(rule,)))
+    given = hf_processor_calls
+    policied_alias(monkeypatch, "processed", "hf", {"threads": "1"}, policy)
     out = tmp_path / "out"
     args = ("--tasks", NEEDLES, "--model", "processed", "--model_args", f"pretrained={tiny_llava}")
     run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
@@ -195,21 +195,11 @@ def test_a_prompt_the_tasks_truncation_cut_shows_as_sent(
 
 @pytest.mark.slow  # the tiny LLaVA (a SentencePiece tokenizer) generates
 def test_a_prompt_re_decoded_by_the_tasks_round_trip_shows_as_sent(
-    tiny_llava_sp: Path, milebench_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
+    tiny_llava_sp: Path, milebench_dir: Path, tmp_path: Path, harness, hf_processor_calls
 ) -> None:
     """MileBench's text round trip re-decodes each context piece through the model's tokenizer before it is sent: each
     page shows the re-decoded text its processor was given, not the row's; the journal's input hash is the row's and
     the rule's, so the build still hashes to it."""
-    from harness.models.hf.model import HFModel
-
-    given: list[str] = []
-    real = HFModel._generate
-
-    def recording(self, items, settings, processor_kwargs=None):  # the processor's `text=`, as generate passes it
-        given.extend(text for _, text, _ in items)
-        return real(self, items, settings, processor_kwargs)
-
-    monkeypatch.setattr(HFModel, "_generate", recording)
     out = tmp_path / "out"
     model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava_sp},threads=1")
     run = harness("--tasks", "milebench_clevr_change", *model, "--data_dir", milebench_dir, "--output_path", out,
@@ -218,6 +208,7 @@ def test_a_prompt_re_decoded_by_the_tasks_round_trip_shows_as_sent(
     records = journal_records(out, "milebench_clevr_change")
     assert records and all(record["text_round_trip"]["changed"] for record in records)
     shown = check_pages(out, "milebench_clevr_change")
+    given = [text for text, _, _ in hf_processor_calls]
     assert sorted(text for text, _ in shown.values()) == sorted(given) and len(given) == len(records)
 
 
@@ -267,12 +258,8 @@ def test_merged_shards_show_each_request_as_sent(
     """A model (one whose policy drops and scales its images, too) run in two shards merged by `harness merge`: the
     merged folder's pages show and serve what its server received, and the build with the run's policy hashes to each
     record."""
-    from harness.inputs.input_policy import InputPolicy, TaskRule
-    from harness.models import aliases
-
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    rule = TaskRule((NEEDLES,), InputPolicy.of(**policy), "a paper's setting")
-    monkeypatch.setitem(aliases.ALIASES, "policied", aliases.Alias("openai", {"model": "gpt-4o"}, rules=(rule,)))
+    policied_alias(monkeypatch, "policied", "openai", {"model": "gpt-4o"}, policy)
     args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}",
             "--data_dir", data_dir, "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
     shards = [tmp_path / f"shard{index}" for index in range(2)]

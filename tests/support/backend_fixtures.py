@@ -77,3 +77,20 @@ def anthropic_server() -> Iterator[AnthropicServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def hf_processor_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, dict]]:
+    """What the hf backend gives its processor, call by call, as its generation runs on: (`text=`, the number of
+    images, the processor settings)."""
+    from harness.models.hf.model import HFModel
+
+    given: list[tuple[str, int, dict]] = []
+    real = HFModel._generate
+
+    def recording(self, items, settings, processor_kwargs=None):
+        given.extend((text, len(pictures), dict(processor_kwargs or {})) for _, text, pictures in items)
+        return real(self, items, settings, processor_kwargs)
+
+    monkeypatch.setattr(HFModel, "_generate", recording)
+    return given
