@@ -39,6 +39,15 @@ def policied_alias(monkeypatch: pytest.MonkeyPatch, name: str, backend: str, arg
     monkeypatch.setitem(aliases.ALIASES, name, aliases.Alias(backend, args, rules=(rule,)))
 
 
+def run_policied(harness, monkeypatch, out: Path, data_dir: Path, backend: str, alias: dict, model_args: str, policy):
+    """Two NEEDLES samples run by an alias of `backend` with `policy` (`policied_alias`); `check_pages` of the run."""
+    policied_alias(monkeypatch, "policied", backend, alias, policy)
+    run = harness("--tasks", NEEDLES, "--model", "policied", "--model_args", model_args, "--data_dir", data_dir,
+                  "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
+    assert run.code == 0, run.err
+    return check_pages(out, NEEDLES)
+
+
 def check_pages(
     out: Path, task: str, matches: bool | None = True, records: list[dict] | None = None
 ) -> dict[str, tuple[str, list[bytes]]]:
@@ -115,12 +124,9 @@ def test_a_policy_that_drops_or_scales_images_shows_them_as_sent(
     """A model whose rule keeps only a prompt's last images (their places dropped from the text) or scales them: its
     server received, byte for byte, what each page shows and serves, and the build with the policy hashes to it."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    policied_alias(monkeypatch, "policied", "openai", {"model": "gpt-4o"}, policy)
     out = tmp_path / "out"
-    args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}")
-    run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
-    assert run.code == 0, run.err
-    shown = check_pages(out, NEEDLES)
+    gpt = {"model": "gpt-4o"}
+    shown = run_policied(harness, monkeypatch, out, data_dir, "openai", gpt, f"base_url={chat_server.base_url}", policy)
     source = {row["id"]: row for row in rows("m10_n1_k2")}
     for record in journal_records(out, NEEDLES):
         built = source[record["sample_id"]]["image_sha256"]
@@ -150,12 +156,10 @@ def test_hf_with_a_policy_shows_the_text_and_settings_sent(
     scales images: the text its processor was given, with the images kept, is each page's; every image's record
     names the settings it was processed with; the build with the policy hashes to the record."""
     given = hf_processor_calls
-    policied_alias(monkeypatch, "processed", "hf", {"threads": "1"}, policy)
     out = tmp_path / "out"
-    args = ("--tasks", NEEDLES, "--model", "processed", "--model_args", f"pretrained={tiny_llava}")
-    run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
-    assert run.code == 0, run.err
-    shown = check_pages(out, NEEDLES)
+    shown = run_policied(
+        harness, monkeypatch, out, data_dir, "hf", {"threads": "1"}, f"pretrained={tiny_llava}", policy
+    )
     assert sorted(text for text, _ in shown.values()) == sorted(text for text, _, _ in given) and len(given) == 2
     settings = policy.get("processor_kwargs", {})
     assert all(count == images == text.count("<image>") and kwargs == settings for text, count, kwargs in given)
