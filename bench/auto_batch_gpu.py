@@ -44,7 +44,11 @@ def requests(count: int) -> list[Request]:
 
 
 def answers(model, batch: list[Request]) -> list[str | None]:
-    return [r.text for piece in model.batches(batch) for r in model.generate(piece)]
+    replies = [r for piece in model.batches(batch) for r in model.generate(piece)]
+    failed = [r.error for r in replies if r.error]
+    if failed:  # an answer that is an error would make "same answers" hold vacuously
+        raise SystemExit(f"{len(failed)} of {len(replies)} requests failed: {failed[0]}")
+    return [r.text for r in replies]
 
 
 def main() -> None:
@@ -65,6 +69,7 @@ def main() -> None:
     budget = args.memory_fraction * torch.cuda.get_device_properties(0).total_memory / 2**30
     batch = requests(args.requests)
     model_args = {"pretrained": str(checkpoint), "attn_implementation": "eager", "device": "cuda"}
+    model_args["context_length"] = "8192"  # the tiny checkpoint's config says 4096; a request is ~4.6K tokens
 
     model = HFModel.from_args(model_args, batch_size=args.requests)
     model.fit_batch_size(args.requests)
