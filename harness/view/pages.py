@@ -14,7 +14,7 @@ A row's page: the task or group its first cell names (`name`, `name ‡`, `name 
 `viewer_row(header, cells)` hook makes of a row of its own tables (MMNeedle's `M=10 N=2 K=1`, MMLongBench's category
 and dataset rows, LoCoVQA's series): a group's page filtered on its axes across tasks. Rows under a model's heading
 (`## model`) open that model's page; rows of the tables across models (and the summary) open the page without a
-model (`group_pages.choose_model`): the one model that ran it, the two that did side by side, or with more each one's
+model (`groups.choose_model`): the one model that ran it, the two that did side by side, or with more each one's
 number and every two side by side.
 """
 

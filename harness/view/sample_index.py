@@ -80,6 +80,15 @@ class SampleIndex:
         """The whole journal record of one row (read from its line alone; the journal is append-only)."""
         return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]))
 
+    def task_of(self, row: int) -> str | None:
+        """The row's task where the index holds several (`groups.GroupIndex`); None: one task's index."""
+        return None
+
+    def members(self, axis: list[tuple[str, ...]], row: int) -> tuple[str, ...]:
+        """The row's values on an axis given per document (none for a doc id the data does not have)."""
+        doc = int(self.doc_ids[row])
+        return axis[doc] if 0 <= doc < len(axis) else ()
+
     def cluster_of(self, row: int) -> object:
         """The `cluster` of the row's record, read from its line (the index keeps its keys' hashes alone)."""
         return self.record(row).get("cluster")

@@ -45,10 +45,6 @@ def number_text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def of_doc(per_doc: list[tuple[str, ...]], doc_id: int) -> tuple[str, ...]:
-    return per_doc[doc_id] if 0 <= doc_id < len(per_doc) else ()
-
-
 def finite_float(text: str | None) -> float | None:
     try:
         value = float(text) if text not in (None, "") else None
