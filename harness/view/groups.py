@@ -213,7 +213,7 @@ class GroupIndex(SampleIndex):
     def task_of(self, row: int) -> str:
         return self.tasks[int(self.row_task[row])]
 
-    def members(self, axis: list[tuple[str, ...]], row: int) -> tuple[str, ...]:
+    def row_values(self, axis: list[tuple[str, ...]], row: int) -> tuple[str, ...]:
         return axis[int(self.row_task[row])]  # given per task
 
     def _by_doc(self, per_doc: np.ndarray, missing: object) -> np.ndarray:

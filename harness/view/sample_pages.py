@@ -112,7 +112,7 @@ def sample(viewer: Viewer, request: Request) -> Response:
     if run is None:
         return viewer.not_found("no such model and task in this results folder")
     index = viewer.index(run)
-    row = index.position(params.get("id", ""))
+    row = index.sample_ids.find(params.get("id", ""))
     if row is None:
         return viewer.not_found("no such sample in this task's journal")
     record = index.record(row)
@@ -166,7 +166,7 @@ def _versus(viewer: Viewer, model: str, run: TaskRun, sample_id: object) -> tupl
     if other is None:
         return None
     index = viewer.index(other)
-    row = index.position(str(sample_id))
+    row = index.sample_ids.find(str(sample_id))
     return (model, index.record(row)) if row is not None else (model, {"status": "not run", "sample_id": sample_id})
 
 

@@ -60,7 +60,7 @@ def sample_table(
                 "tokens": index.tokens[row],
                 "answer": excerpt(record.get("response")),
                 "error": excerpt(record.get("error")),
-                "axes": {label: "; ".join(index.members(values, int(row))) for label, values in axes.items()},
+                "axes": {label: "; ".join(index.row_values(values, int(row))) for label, values in axes.items()},
             }
         )
     choices = {
@@ -113,7 +113,7 @@ def beside(viewer: Viewer, model: str, rows: list[dict[str, Any]], metric_of: Ca
     for row in rows:
         run = viewer.catalog.task_run(model, row["task"])
         index = viewer.index(run) if run is not None else None
-        position = index.position(str(row["sample"])) if index is not None else None
+        position = index.sample_ids.find(str(row["sample"])) if index is not None else None
         if index is None or position is None:
             row["b"] = {"status": "not run", "value": None, "answer": "", "error": ""}
             continue

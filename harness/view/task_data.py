@@ -29,7 +29,7 @@ from harness.running.task_requests import RowProblem
 from harness.view.catalog import TaskRun
 from harness.view.image_store import ImageStore
 from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained
-from harness.view.sample_index import axis_values
+from harness.view.sample_index import axis_members
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
 
 
@@ -150,7 +150,7 @@ class TaskData:
                     if callable(derive)
                     else {label: columns[column] for label, column in declared if column in columns}
                 )
-                self._axes = {label: axis_values(values) for label, values in found.items()}
+                self._axes = {label: [axis_members(v) for v in values] for label, values in found.items()}
         return self._axes
 
     def settings(self, header: dict[str, Any] | None) -> GenerationSettings:
