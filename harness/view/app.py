@@ -150,7 +150,6 @@ class ServedHosts:
     any_address: bool = False  # bound to every address: any IP literal is answered too
 
     def allows(self, header: str | None) -> bool:
-        """Whether a request's `Host` header names this server."""
         parsed = split_host(header)
         if parsed is None:
             return False

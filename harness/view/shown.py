@@ -248,8 +248,6 @@ def shown(catalog: Catalog, model: str, name: str, metric: str | None) -> Shown:
 
 @dataclass(frozen=True)
 class IndexCell:
-    """One model's cell of a row."""
-
     model: str
     shown: Shown
     n: int | None  # a task's rows scored
@@ -266,7 +264,6 @@ class IndexRow:
 
     @property
     def ran(self) -> list[str]:
-        """The models that ran it."""
         return [cell.model for cell in self.cells if cell.shown.ran]
 
 
