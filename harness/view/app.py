@@ -20,8 +20,6 @@ Request) before any page is read.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import functools
 import ipaddress
 import queue
@@ -43,6 +41,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from harness.view import pages, pairs, sample_pages
+from harness.view.sample_index import hand_back
 from harness.view.viewer import HERE, Viewer
 
 T = TypeVar("T")
@@ -142,27 +141,6 @@ def page(handler: Callable[[Request], Response]) -> Callable[[Request], Awaitabl
     return endpoint
 
 
-def _trim() -> Callable[[int], object] | None:
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        return None
-
-
-MALLOC_TRIM = _trim()
-
-
-def hand_back() -> None:
-    """What a page's array work freed (a million-row join, sort or mask), handed back to the system: Arrow's allocator
-    and C's keep it per thread otherwise, and a viewer of two million-row journals held some 600 MB more than its
-    indexes (bench/view_million.py)."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
-    if MALLOC_TRIM is not None:
-        MALLOC_TRIM(0)
-
-
 @dataclass(frozen=True)
 class ServedHosts:
     """The names (lower case, IPv6 without brackets) and the port the server answers under."""
@@ -172,7 +150,6 @@ class ServedHosts:
     any_address: bool = False  # bound to every address: any IP literal is answered too
 
     def allows(self, header: str | None) -> bool:
-        """Whether a request's `Host` header names this server."""
         parsed = split_host(header)
         if parsed is None:
             return False

@@ -46,10 +46,6 @@ class TaskRun:
     def entry(self) -> dict[str, Any]:
         return self.run.get("results", {}).get(self.task, {})
 
-    @property
-    def folder(self) -> Path:
-        return self.results_file.parent
-
     def journal_file(self) -> Path | None:
         """The task's journal, resolved, when it is a regular file inside the results folder."""
         return contained(self.root, self.journal)
@@ -57,7 +53,7 @@ class TaskRun:
     def samples_log(self) -> Path | None:
         """The newest lm-eval sample log of the task in the run's folder (`--log_samples`), resolved, when it is a
         regular file inside the results folder."""
-        logs = sorted(self.folder.glob(f"samples_{self.task}_*.jsonl"))
+        logs = sorted(self.results_file.parent.glob(f"samples_{self.task}_*.jsonl"))
         return contained(self.root, logs[-1]) if logs else None
 
 

@@ -9,7 +9,13 @@ plain mean of tasks no group pools, such as five different ablation sets, is no 
 Members come from the installed task folders' group definitions (the same the runs expanded), else from the
 results file's `group_subtasks` for a group no installed folder defines.
 A group's sample table (`GroupIndex`) is every member task's journal index (`sample_index`) side by side, one row per
-sample of each task, filtered and sorted by the axes across tasks."""
+sample of each task, filtered and sorted by the axes across tasks.
+
+A group's page (`/samples?model=M&task=GROUP`, `&vs=B` for a second model beside): the group's own value, the
+benchmark's grids across its tasks, each cell linking to the samples behind it, the member tasks with their headline
+metric, and the samples of every member in one table, filtered and sorted by the axes across tasks. Without a model
+(`/samples?task=NAME`, the links of report.md's tables across models and of the index's *side by side*) the page is
+the one model that has it, two models side by side, or, with more, each model's value and a choice of two."""
 
 from __future__ import annotations
 
@@ -21,15 +27,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
 
 from harness.errors import UserError
 from harness.outputs.groups import leaf_tasks, recorded_subtasks
 from harness.outputs.report import task_index
 from harness.view.catalog import Catalog, warn
 from harness.view.sample_index import SampleIndex, joined, read_record
+from harness.view.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.text_columns import concat, concat_clusters
 from harness.view.view_hooks_api import ViewHooks
+from harness.view.viewer import Viewer
 
 
 @dataclass
@@ -203,6 +213,9 @@ class GroupIndex(SampleIndex):
     def task_of(self, row: int) -> str:
         return self.tasks[int(self.row_task[row])]
 
+    def row_values(self, axis: list[tuple[str, ...]], row: int) -> tuple[str, ...]:
+        return axis[int(self.row_task[row])]  # given per task
+
     def _by_doc(self, per_doc: np.ndarray, missing: object) -> np.ndarray:
         return np.asarray(per_doc)[self.row_task] if len(per_doc) else np.full(len(self), missing)  # given per task
 
@@ -247,3 +260,98 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
     group.lengths = joined([index.lengths for _, index, _ in parts], np.int64)
     group.metrics = {name: joined(arrays, np.float64) for name, arrays in columns.items()}
     return group
+
+
+NO_SUCH = "no such model and task or group in this results folder"
+
+
+def choose_model(viewer: Viewer, request: Request) -> Response:
+    name = request.query_params.get("task", "")
+    catalog = viewer.catalog
+    models = [
+        model
+        for model in catalog.model_names()
+        if name in catalog.models[model].results or member_tasks(catalog, model, name)
+    ]
+    if not models:
+        return viewer.not_found(NO_SUCH)
+    if len(models) <= 2:  # the one model, or the two side by side
+        url = request.url.include_query_params(model=models[0], **({"vs": models[1]} if len(models) == 2 else {}))
+        return RedirectResponse(f"{url.path}?{url.query}", 303)
+    metric = next((found for m in catalog.model_names() if (found := catalog.primary_metric(m, name))), None)
+    values = []
+    for model in models:
+        url = request.url.include_query_params(model=model)
+        values.append((model, f"{url.path}?{url.query}", shown(catalog, model, name, metric)))
+    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+    return viewer.render("choose.html", name=name, models=values, pairs=pairs)
+
+
+def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
+    catalog = viewer.catalog
+    group = load_group(catalog, model, request.query_params.get("task", ""))
+    if group is None:
+        return viewer.not_found(NO_SUCH)
+    labels = ["task", *group.axes()]
+    parts, per_task = [], []
+    values: list[tuple[str, ...]]
+    for member in group.members:
+        run = catalog.task_run(model, member.task)
+        if run is not None:
+            parts.append((member.task, viewer.index(run), member.metric))
+            values = [(member.task,), *[(member.axes[a],) if a in member.axes else () for a in labels[1:]]]
+            per_task.append(values)
+    index = combine(parts)
+    axes = {label: [of_task[i] for of_task in per_task] for i, label in enumerate(labels)}  # per task, not per row
+    keys = {axis: group.sort_key(axis) for axis in group.axes()}
+    tasks = [m.task for m in group.members]
+    others = others_of(viewer, model, tasks)
+    versus = versus_of(request.query_params, others)
+    state = {"model": model, "task": group.name, "vs": versus or ""}
+    table = sample_table(index, request.query_params, axes, HEADLINE, state, keys)
+    drawn = grids(catalog, group, versus)
+    for grid in drawn:
+        for cell in (cell for line in grid["table"] for cell in line if cell):
+            cell["query"] = {f"ax.{axis}": value for axis, value in cell["filters"].items()}
+            cell["selected"] = bool(table["wanted"]) and table["wanted"] == cell["filters"]
+    members = [
+        {
+            "task": m.task,
+            "metric": m.metric,
+            "shown": m.shown,
+            "shown_b": shown(catalog, versus, m.task, catalog.primary_metric(versus, m.task)) if versus else None,
+            "axes": m.axes,
+        }
+        for m in group.members
+    ]
+    if versus:
+        beside(viewer, versus, table["rows"], lambda task: catalog.primary_metric(versus, task))
+    heads = [(m, _head(catalog, m, group.name, tasks)) for m in (model, versus) if m]
+    return viewer.render(
+        "samples.html",
+        run=None,
+        group=group,
+        members=members,
+        heads=heads,
+        metric_shown=catalog.primary_metric(model, group.name),
+        vs=versus or "",
+        others=others,
+        grids=drawn,
+        problem=None,
+        cells=[],
+        errors=[],
+        pairs=[],
+        **table,
+    )
+
+
+def _head(catalog: Catalog, model: str, name: str, tasks: list[str]) -> Shown:
+    """The group's own value for `model` at the page's head; where its run holds no entry for the group but ran some
+    of its tasks (`--tasks` named a sub-group), no value and why, not "not run" above the tasks' numbers."""
+    value = shown(catalog, model, name, catalog.primary_metric(model, name))
+    data = catalog.models.get(model)
+    ran = [task for task in tasks if data is not None and task in data.results]
+    if value.ran or not ran:
+        return value
+    why = f"no value: its run did not pool {name} (--tasks named {len(ran)} of its tasks, shown below)"
+    return Shown(NONE_SHOWN, why)

@@ -14,7 +14,7 @@ A row's page: the task or group its first cell names (`name`, `name ‡`, `name 
 `viewer_row(header, cells)` hook makes of a row of its own tables (MMNeedle's `M=10 N=2 K=1`, MMLongBench's category
 and dataset rows, LoCoVQA's series): a group's page filtered on its axes across tasks. Rows under a model's heading
 (`## model`) open that model's page; rows of the tables across models (and the summary) open the page without a
-model (`group_pages.choose_model`): the one model that ran it, the two that did side by side, or with more each one's
+model (`groups.choose_model`): the one model that ran it, the two that did side by side, or with more each one's
 number and every two side by side.
 """
 
@@ -25,7 +25,6 @@ import json
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -49,9 +48,10 @@ from harness.view.safe_files import (
 )
 from harness.view.shown import index_rows, markdown_html
 from harness.view.view_hooks_api import ViewerRow
-from harness.view.viewer import SECURITY_HEADERS, Viewer
+from harness.view.viewer import SECURITY_HEADERS, Viewer, query
 
 THUMB, LARGE = 160, 1600
+REPORT = "report.md"
 
 
 def home(viewer: Viewer, request: Request) -> Response:
@@ -77,7 +77,7 @@ def home(viewer: Viewer, request: Request) -> Response:
         "home.html",
         models=models,
         rows=index_rows(catalog),
-        report=inside(viewer.results_dir, "report.md") is not None,
+        report=inside(viewer.results_dir, REPORT) is not None,
         left_out=catalog.left_out,
         not_loaded=catalog.not_loaded,
     )
@@ -101,15 +101,13 @@ def provenance(viewer: Viewer, request: Request) -> Response:
 
 
 def report(viewer: Viewer, request: Request) -> Response:
-    path = inside(viewer.results_dir, "report.md")
     try:
-        text = contract.read_regular(path, REPORT_MOST, "a report").decode("utf-8", errors="replace") if path else None
+        found = served_file(viewer.results_dir, REPORT)
     except contract.FileTooLarge as err:
         return viewer.not_found(refusal(err))
-    except OSError:
-        text = None
-    if text is None:
+    if found is None:
         return viewer.not_found("no report.md in the results folder (write one with `harness report`)")
+    text = found[0].decode("utf-8", errors="replace")
     key = hashlib.sha256(text.encode("utf-8")).hexdigest()
     page = viewer.report_pages.get(key)
     if page is None:  # a report rewritten by `harness report` is linked afresh; the last version alone is kept
@@ -125,8 +123,8 @@ def report_file(viewer: Viewer, request: Request) -> Response:
         return viewer.not_found(refusal(err))
     if found is None:
         return viewer.not_found("no such file: the report's figures and report.md are served, nothing else")
-    headers = dict(SECURITY_HEADERS)
-    headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"
+    policy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:"  # an SVG figure's own styles
+    headers = dict(SECURITY_HEADERS, **{"Content-Security-Policy": policy})
     return Response(found[0], media_type=found[1], headers=headers)
 
 
@@ -144,9 +142,6 @@ def image(viewer: Viewer, request: Request) -> Response:
         return viewer.not_found("no such image")
     headers = dict(SECURITY_HEADERS, **{"Cache-Control": "private, max-age=3600"})
     return Response(found[0], media_type=found[1], headers=headers)
-
-
-REPORT = "report.md"
 
 
 def served_file(root: Path, relative: str) -> tuple[bytes, str] | None:
@@ -271,8 +266,7 @@ class RowPages:
             name, filters = found
         if name not in self.known and name not in self.groups:
             return None
-        params = {"model": model or "", "task": name, **{f"ax.{k}": v for k, v in filters.items()}}
-        return "/samples?" + urlencode({k: v for k, v in params.items() if v})
+        return "/samples?" + query(model=model, task=name, **{f"ax.{k}": v for k, v in filters.items()})
 
     def _benchmark_row(self, header: list[str], cells: list[str]) -> tuple[str, dict[str, str]] | None:
         for viewer_row in self.viewer_rows:

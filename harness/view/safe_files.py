@@ -7,16 +7,14 @@ without blocking and read only when it is a regular file (`contract.open_regular
 one opener): a FIFO, a socket or a device planted under a file's name is refused at once instead of holding the
 request (and the server's shutdown) forever. No file is read whole without a bound: `contract.read_regular(path,
 REPORT_MOST, "a report")` (the bounds below, one per kind of file; past it `FileTooLarge`, whose message is the one
-line a page says) or line by line, each line within `LINE_MOST` (`lines_within`). A page added to the viewer reads
-its files through these two.
+line a page says) or line by line, each line within `LINE_MOST` (`contract.read_line`: a longer one is skipped in
+bounded memory). A page added to the viewer reads its files through these two.
 """
 
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from builders.core import contract
 
@@ -70,13 +68,6 @@ def contained(root: Path, path: Path) -> Path | None:
     except (OSError, RuntimeError, ValueError):  # gone, a loop of links, a name the system refuses
         return None
     return target
-
-
-def lines_within(handle: BinaryIO, most: int) -> Iterator[bytes | None]:
-    """Each line of `handle` (with its newline) of at most `most` bytes; None for a longer one, skipped in bounded
-    memory: a line read whole is never more than the bound."""
-    while (line := contract.read_line(handle, most)) != b"":
-        yield line
 
 
 def refusal(err: OSError) -> str:

@@ -13,10 +13,12 @@ than `JOURNAL_LINES_MOST` lines are indexed (the page says so).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,12 +75,18 @@ class SampleIndex:
     def __len__(self) -> int:
         return len(self.sample_ids)
 
-    def position(self, sample_id: str) -> int | None:
-        return self.sample_ids.find(sample_id)
-
     def record(self, row: int) -> dict[str, Any]:
         """The whole journal record of one row (read from its line alone; the journal is append-only)."""
         return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]))
+
+    def task_of(self, row: int) -> str | None:
+        """The row's task where the index holds several (`groups.GroupIndex`); None: one task's index."""
+        return None
+
+    def row_values(self, axis: list[tuple[str, ...]], row: int) -> tuple[str, ...]:
+        """The row's values on an axis given per document (none for a doc id the data does not have)."""
+        doc = int(self.doc_ids[row])
+        return axis[doc] if 0 <= doc < len(axis) else ()
 
     def cluster_of(self, row: int) -> object:
         """The `cluster` of the row's record, read from its line (the index keeps its keys' hashes alone)."""
@@ -157,8 +165,9 @@ class SampleIndex:
             if key in (axes or {}):
                 per_doc = (axes or {})[key]
                 ranks = np.empty(len(per_doc), np.float64)
-                ranks[sorted(range(len(per_doc)), key=lambda d: _axis_sort_key(per_doc[d]))] = np.arange(len(per_doc))
-                ranks[[d for d, members in enumerate(per_doc) if not members]] = math.nan
+                by_value = sorted(range(len(per_doc)), key=lambda d: [natural_key(m) for m in per_doc[d]])
+                ranks[by_value] = np.arange(len(per_doc))  # numbers by value, then text
+                ranks[[d for d, members in enumerate(per_doc) if not members]] = math.nan  # no value: last
                 values = self._by_doc(ranks, math.nan)[rows]
             else:
                 values = (self.metrics[key] if key in self.metrics else self.tokens)[rows]
@@ -180,13 +189,6 @@ def read_record(path: Path, offset: int, length: int) -> dict[str, Any]:
     except OSError:  # replaced by something else since it was indexed
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _axis_sort_key(members: tuple[str, ...]) -> tuple[int, tuple[tuple[int, float, str], ...]]:
-    """Numbers by value, then text; a sample without a value last."""
-    if not members:
-        return (1, ())
-    return (0, tuple(natural_key(m) for m in members))
 
 
 @dataclass
@@ -262,10 +264,27 @@ def build_index(path: Path, task: str) -> SampleIndex:
             kept.lines += len(block.starts)
             kept.add(block, task)
     _latest(index, kept)
-    # What the pass freed, handed back: Arrow's allocator keeps it per thread otherwise, and the next journal's build
-    # (on another thread) would add its peak to it.
-    pa.default_memory_pool().release_unused()
+    hand_back()  # or the next journal's build (on another thread) adds its peak to what this pass freed
     return index
+
+
+def _trim() -> Callable[[int], object] | None:
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        return None
+
+
+MALLOC_TRIM = _trim()
+
+
+def hand_back() -> None:
+    """What an index build or a page's array work freed (a million-row join, sort or mask), handed back to the
+    system: Arrow's allocator and C's keep it per thread otherwise, and a viewer of two million-row journals held some
+    600 MB more than its indexes (bench/view_million.py)."""
+    pa.default_memory_pool().release_unused()
+    if MALLOC_TRIM is not None:
+        MALLOC_TRIM(0)
 
 
 def _latest(index: SampleIndex, kept: _Kept) -> None:
@@ -301,8 +320,3 @@ def axis_members(value: object) -> tuple[str, ...]:
     if isinstance(value, float):  # float32 columns (depths) read back as 0.20000000298023224: shown as 0.2
         return (str(int(value)),) if value.is_integer() else (f"{value:.6g}",)
     return (str(value),)
-
-
-def axis_values(values: Sequence[object]) -> list[tuple[str, ...]]:
-    """An axis's values per document as the filter matches them."""
-    return [axis_members(value) for value in values]

@@ -34,7 +34,7 @@ from starlette.responses import Response
 
 from harness.outputs.estimates import Estimate
 from harness.outputs.results_file import MetricUncertainty
-from harness.view import group_pages
+from harness.view import groups
 from harness.view.catalog import TaskRun
 from harness.view.journal_columns import as_float
 from harness.view.pages import THUMB
@@ -48,24 +48,24 @@ SIBLINGS_MOST = 200  # listed on a page (the count is of all)
 
 
 def samples(viewer: Viewer, request: Request) -> Response:
-    """A task's samples; a group's (`group_pages`); the models to choose from when no model is named."""
+    """A task's samples; a group's (`groups`); the models to choose from when no model is named."""
     params = request.query_params
     model, task = params.get("model", ""), params.get("task", "")
     if not model:
-        return group_pages.choose_model(viewer, request)
+        return groups.choose_model(viewer, request)
     run = viewer.catalog.task_run(model, task)
     if run is None:
-        return group_pages.group_samples(viewer, request, model)
+        return groups.group_samples(viewer, request, model)
     data = viewer.data(run)
     catalog = viewer.catalog
-    versus = versus_of(viewer, params, run.model, [run.task])
+    others = others_of(viewer, run.model, [run.task])
+    versus = versus_of(params, others)
     headline = catalog.primary_metric(run.model, run.task)
     table = sample_table(
         viewer.index(run), params, data.axes(), headline, {"model": run.model, "task": run.task, "vs": versus or ""}
     )
     if versus:
         beside(viewer, versus, table["rows"], lambda _: table["metric"])
-    others = others_of(viewer, run.model, [run.task])
     heads = [(m, shown(catalog, m, run.task, headline)) for m in (run.model, versus) if m]
     return viewer.render(
         "samples.html",
@@ -112,7 +112,7 @@ def sample(viewer: Viewer, request: Request) -> Response:
     if run is None:
         return viewer.not_found("no such model and task in this results folder")
     index = viewer.index(run)
-    row = index.position(params.get("id", ""))
+    row = index.sample_ids.find(params.get("id", ""))
     if row is None:
         return viewer.not_found("no such sample in this task's journal")
     record = index.record(row)
@@ -166,7 +166,7 @@ def _versus(viewer: Viewer, model: str, run: TaskRun, sample_id: object) -> tupl
     if other is None:
         return None
     index = viewer.index(other)
-    row = index.position(str(sample_id))
+    row = index.sample_ids.find(str(sample_id))
     return (model, index.record(row)) if row is not None else (model, {"status": "not run", "sample_id": sample_id})
 
 

@@ -17,9 +17,8 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from harness.view.groups import GroupIndex
 from harness.view.sample_index import SHOWS, SampleIndex
-from harness.view.shown import excerpt, finite_float, natural_key, of_doc, page_number
+from harness.view.shown import excerpt, finite_float, natural_key, page_number
 from harness.view.viewer import Viewer
 
 PAGE_SIZE = 50
@@ -47,26 +46,21 @@ def sample_table(
     rows = index.order(rows, sort, descending, axes)
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     page = page_number(params.get("page"), pages)
-    row_task = index.row_task if isinstance(index, GroupIndex) else None  # a group's axes: one value per task
     shown = []
     for row in rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
         record = index.record(int(row))
-        doc = int(index.doc_ids[row])
         shown.append(
             {
-                "task": index.task_of(int(row)) if isinstance(index, GroupIndex) else state["task"],
+                "task": index.task_of(int(row)) or state["task"],
                 "sample": index.sample_ids[row],
-                "doc": doc,
+                "doc": int(index.doc_ids[row]),
                 "status": index.statuses[row],
                 "truncated": bool(index.truncated[row]),
                 "value": float(index.metrics[metric][row]) if metric else None,
                 "tokens": index.tokens[row],
                 "answer": excerpt(record.get("response")),
                 "error": excerpt(record.get("error")),
-                "axes": {
-                    label: "; ".join(values[int(row_task[row])] if row_task is not None else of_doc(values, doc))
-                    for label, values in axes.items()
-                },
+                "axes": {label: "; ".join(index.row_values(values, int(row))) for label, values in axes.items()},
             }
         )
     choices = {
@@ -101,19 +95,16 @@ def sample_table(
     }
 
 
-def versus_of(viewer: Viewer, params: QueryParams, model: str, tasks: list[str]) -> str | None:
-    """The `vs` model of the page: another model of the folder that ran at least one of `tasks`, else None."""
-    other = params.get("vs", "")
-    catalog = viewer.catalog
-    if not other or other == model or other not in catalog.models:
-        return None
-    return other if any(task in catalog.models[other].results for task in tasks) else None
-
-
 def others_of(viewer: Viewer, model: str, tasks: list[str]) -> list[str]:
     """The other models that ran any of `tasks`: the page's choice of a model to set beside."""
     catalog = viewer.catalog
     return [m for m in catalog.model_names() if m != model and any(t in catalog.models[m].results for t in tasks)]
+
+
+def versus_of(params: QueryParams, others: list[str]) -> str | None:
+    """The page's `vs` model, when it is one of `others`."""
+    other = params.get("vs")
+    return other if other in others else None
 
 
 def beside(viewer: Viewer, model: str, rows: list[dict[str, Any]], metric_of: Callable[[str], str | None]) -> None:
@@ -122,7 +113,7 @@ def beside(viewer: Viewer, model: str, rows: list[dict[str, Any]], metric_of: Ca
     for row in rows:
         run = viewer.catalog.task_run(model, row["task"])
         index = viewer.index(run) if run is not None else None
-        position = index.position(str(row["sample"])) if index is not None else None
+        position = index.sample_ids.find(str(row["sample"])) if index is not None else None
         if index is None or position is None:
             row["b"] = {"status": "not run", "value": None, "answer": "", "error": ""}
             continue

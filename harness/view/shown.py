@@ -45,10 +45,6 @@ def number_text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def of_doc(per_doc: list[tuple[str, ...]], doc_id: int) -> tuple[str, ...]:
-    return per_doc[doc_id] if 0 <= doc_id < len(per_doc) else ()
-
-
 def finite_float(text: str | None) -> float | None:
     try:
         value = float(text) if text not in (None, "") else None
@@ -252,8 +248,6 @@ def shown(catalog: Catalog, model: str, name: str, metric: str | None) -> Shown:
 
 @dataclass(frozen=True)
 class IndexCell:
-    """One model's cell of a row."""
-
     model: str
     shown: Shown
     n: int | None  # a task's rows scored
@@ -270,7 +264,6 @@ class IndexRow:
 
     @property
     def ran(self) -> list[str]:
-        """The models that ran it."""
         return [cell.model for cell in self.cells if cell.shown.ran]
 
 

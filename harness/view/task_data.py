@@ -7,6 +7,7 @@ writes a file."""
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from contextlib import suppress
@@ -27,8 +28,8 @@ from harness.running.task import Task
 from harness.running.task_requests import RowProblem
 from harness.view.catalog import TaskRun
 from harness.view.image_store import ImageStore
-from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained, lines_within
-from harness.view.sample_index import axis_values
+from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained
+from harness.view.sample_index import axis_members
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
 
 
@@ -149,7 +150,7 @@ class TaskData:
                     if callable(derive)
                     else {label: columns[column] for label, column in declared if column in columns}
                 )
-                self._axes = {label: axis_values(values) for label, values in found.items()}
+                self._axes = {label: [axis_members(v) for v in values] for label, values in found.items()}
         return self._axes
 
     def settings(self, header: dict[str, Any] | None) -> GenerationSettings:
@@ -215,7 +216,8 @@ class TaskData:
         try:
             # line by line, each within its bound: a longer line is passed by
             with contract.open_regular(log) as handle:
-                line = next((line for line in lines_within(handle, LINE_MOST) if line and line.startswith(start)), None)
+                lines = iter(functools.partial(contract.read_line, handle, LINE_MOST), b"")
+                line = next((line for line in lines if line and line.startswith(start)), None)
             entry = json.loads(line.decode("utf-8")) if line else None
         except (OSError, UnicodeDecodeError, ValueError):
             return {}

@@ -49,8 +49,6 @@ class Texts(Sequence[str]):
             return self.array.equals(other.array)
         return isinstance(other, Sequence) and list(self) == list(other)
 
-    __hash__ = None  # type: ignore[assignment]
-
     def take(self, rows: np.ndarray | Sequence[int]) -> Texts:
         return Texts(self.array.take(_rows(rows)))
 
@@ -102,8 +100,6 @@ class Clusters(Sequence[tuple[str, ...]]):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
     def rows_with(self, keys: Iterable[str]) -> np.ndarray:
         """The rows holding the hash of any of `keys`, in order (each to be checked by its keys: a hash may collide)."""

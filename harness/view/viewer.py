@@ -33,6 +33,11 @@ SECURITY_HEADERS = {
 }
 
 
+def query(**params: object) -> str:
+    """A page's query string, its empty parameters left out."""
+    return urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
 class Viewer:
     """The results folder's catalog, and the task data and journal indexes read so far."""
 
@@ -60,7 +65,7 @@ class Viewer:
         )
         self.env.filters["number"] = number_text
         self.env.filters["metric_rows"] = metric_rows
-        self.env.globals["query"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")})
+        self.env.globals["query"] = query
 
     def index(self, run: TaskRun) -> SampleIndex:
         """The task's journal index, built on first use and again when the journal has grown; an empty one (its
