@@ -5,7 +5,7 @@ detectable effect (formulas: docs/statistics.md, "Comparing two runs").
 How each aggregation's difference gets its error (each run's metric recomputed on the paired rows, with the task's
 own aggregation, so the difference is of like with like):
 
-- `mean`: the mean of the per-row differences (`linearize_mean`; Miller 2024, Rec. 4), clustered on the rows' keys;
+- `mean`: the mean of the per-row differences (`mean_error`; Miller 2024, Rec. 4), clustered on the rows' keys;
   McNemar's counts and exact p where every value is 0 or 1.
 - `sum`, `ratio_of_sums`: each run's first-order form (`linearize_sum`, `linearize_ratio`) differenced row by row
   (`difference`), clustered the same way.
@@ -45,9 +45,9 @@ from harness.uncertainty.comparisons import (
     mcnemar_exact,
     two_sided_p,
 )
-from harness.uncertainty.influence import Linearized, difference, linearize_mean
+from harness.uncertainty.influence import Linearized, difference
 from harness.uncertainty.power import minimum_detectable_effect
-from harness.uncertainty.variance import ClusteredError, design_from_keys
+from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 
 NAN = math.nan
 
@@ -231,8 +231,7 @@ def _paired_mean(
     """A mean's paired difference (the module docstring), where every value is one number (`filled`)."""
     if filled is None:
         return ClusteredError(NAN, NAN, len(keys), 0, NAN), "mean: values it cannot read"
-    error = linearize_mean(np.subtract(*filled), [str(i) for i in range(len(keys))], keys).error()
-    return error, "paired difference of means, clustered"
+    return mean_error(np.subtract(*filled), keys), "paired difference of means, clustered"
 
 
 def _bootstrap(
