@@ -149,6 +149,12 @@ def _unpaired(compared: CompareFile) -> list[str]:
     return lines
 
 
+def _few(names: Sequence[str]) -> str:
+    """The first `SHOWN_NAMES` names, and how many more (compare.json lists them all)."""
+    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    return ", ".join(f"`{n}`" for n in names[:SHOWN_NAMES]) + more
+
+
 def _not_compared(compared: CompareFile) -> list[str]:
     """One line per reason: the tasks and groups it holds for (the first few named; compare.json lists them all)."""
     by_reason: dict[tuple[str, str], list[str]] = {}
@@ -156,10 +162,7 @@ def _not_compared(compared: CompareFile) -> list[str]:
         by_reason.setdefault((item["kind"], item["reason"]), []).append(item["name"])
     lines = []
     for (kind, reason), names in by_reason.items():
-        shown = ", ".join(f"`{n}`" for n in names[:SHOWN_NAMES]) + (
-            f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
-        )
-        lines.append(f"- {len(names)} {kind}{'s' if len(names) > 1 else ''} ({shown}): {reason}")
+        lines.append(f"- {len(names)} {kind}{'s' if len(names) > 1 else ''} ({_few(names)}): {reason}")
     return lines
 
 
@@ -172,16 +175,13 @@ def _swap_lines(rows: Sequence[AgreementRow]) -> list[str]:
             tasks += [t for t in row["tasks"] if t not in tasks]
     lines = []
     for (judge_a, judge_b, same), tasks in by_judges.items():
-        shown = ", ".join(f"`{t}`" for t in tasks[:SHOWN_NAMES]) + (
-            f" and {len(tasks) - SHOWN_NAMES} more" if len(tasks) > SHOWN_NAMES else ""
-        )
         judged = (
             f"judged by {judge_a} in both runs: its agreement with itself"
             if same
             else f"judged by {judge_a} in A and by {judge_b} in B: the judge metrics' A − B is what the swap changes"
         )
         lines.append(
-            f"- **Same replies, another judge**: {shown}: every paired row has the same reply in A and B, {judged}."
+            f"- **Same replies, another judge**: {_few(tasks)}: every paired row has the same reply in A and B, {judged}."
         )
     return lines
 
