@@ -185,8 +185,12 @@ def _metric_row(
     filled = None  # A's and B's columns where every row is one number in both runs
     if all(v is not None for v in [*numbers_a, *numbers_b]):
         filled = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
-    if builtin == "mean":
-        error, method = _paired_mean(filled, keys)
+    if builtin == "mean":  # the mean of the per-row differences (the module docstring)
+        error, method = (
+            (mean_error(np.subtract(*filled), keys), "paired difference of means, clustered")
+            if filled is not None
+            else (ClusteredError(NAN, NAN, len(ids), 0, NAN), "mean: values it cannot read")
+        )
     elif builtin in ("sum", "ratio_of_sums"):
         form_a, form_b = agg_a.influences.get(metric), agg_b.influences.get(metric)
         if form_a is None or form_b is None:
@@ -223,15 +227,6 @@ def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None
     row["changed_rows"] = int(np.count_nonzero(change))
     scale = row_scale(row)
     row["mean_squared_change"] = float(np.mean((change / scale) ** 2)) if scale and len(change) else NAN
-
-
-def _paired_mean(
-    filled: tuple[list[float], list[float]] | None, keys: list[tuple[str, ...]]
-) -> tuple[ClusteredError, str]:
-    """A mean's paired difference (the module docstring), where every value is one number (`filled`)."""
-    if filled is None:
-        return ClusteredError(NAN, NAN, len(keys), 0, NAN), "mean: values it cannot read"
-    return mean_error(np.subtract(*filled), keys), "paired difference of means, clustered"
 
 
 def _bootstrap(

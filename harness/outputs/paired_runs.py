@@ -224,7 +224,6 @@ def _doc_order(journal: TaskJournal) -> list[str]:
 
 
 def pair_task(task: str, a: TaskJournal, b: TaskJournal) -> PairedTask:
-    """Pair the two journals' scored rows on sample ids."""
     paired = tuple(s for s in _doc_order(a) if a.scored(s) and b.scored(s))
     a_only = {s: b.status(s) for s in _doc_order(a) if a.scored(s) and not b.scored(s)}
     b_only = {s: a.status(s) for s in _doc_order(b) if b.scored(s) and not a.scored(s)}

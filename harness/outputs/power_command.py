@@ -110,7 +110,6 @@ class PowerFlags(CommandOptions):
 
     @property
     def comparison(self) -> Literal["paired", "unpaired", "one_sample"]:
-        """The comparison planned: paired (the default), unpaired or one_sample."""
         return "unpaired" if self.unpaired else "one_sample" if self.one_sample else "paired"
 
 
