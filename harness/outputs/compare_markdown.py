@@ -30,13 +30,6 @@ def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
     return f"{value * factor:.{digits}f}"
 
 
-def _factor(row: ComparisonRow) -> float | None:
-    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`compare_intervals.row_scale`,
-    report.md's own rule); None: shown as recorded (a count, or numbers that are no proportions)."""
-    scale = row_scale(row)
-    return None if scale is None else PERCENT / scale
-
-
 def _p(value: object) -> str:
     if not isinstance(value, float) or not math.isfinite(value):
         return "N/A"
@@ -71,9 +64,10 @@ def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) ->
     head += ["p", f"p ({adjusted})", "deff", "MDE"] + (["run to run"] if compared["same_model"] else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        factor = _factor(row)
-        value, points = (4, 4) if factor is None else (1, 2)  # one decimal: report.md's cells; points: two
-        scaled = 1.0 if factor is None else factor
+        # on report.md's 0-100 scale (its own rule, `compare_intervals.row_scale`) with one decimal, as its cells, and
+        # points with two; a count, or numbers that are no proportions, as recorded
+        scale = row_scale(row)
+        value, points, scaled = (4, 4, 1.0) if scale is None else (1, 2, PERCENT / scale)
         cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"], value, scaled)]
         cells += [_number(row["value_b"], value, scaled), _number(row["difference"], points, scaled)]
         cells.append(_interval(row, points, scaled))
