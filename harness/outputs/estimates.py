@@ -55,17 +55,8 @@ class Estimate:
 
     def rescaled(self, factor: float) -> Estimate:
         """The same estimate in other units (a proportion x 100: percentage points)."""
-
-        def times(value: float | None) -> float | None:
-            return None if value is None else value * factor
-
-        return replace(
-            self,
-            value=times(self.value),
-            stderr=times(self.stderr),
-            clustered=times(self.clustered),
-            scale=times(self.scale),
-        )
+        units = ("value", "stderr", "clustered", "scale")
+        return replace(self, **{k: None if (v := getattr(self, k)) is None else v * factor for k in units})
 
     @property
     def error(self) -> float | None:
