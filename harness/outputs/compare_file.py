@@ -33,8 +33,6 @@ COMPARE_MOST = 256 * contract.MiB
 
 
 class ComparedRun(TypedDict):
-    """One side of the comparison."""
-
     folder: str  # the results folder named on the command line
     model: str  # the model as `harness report` names it
     model_names: list[str]  # the `config.model_name`s of its results files (checkpoint or alias)

@@ -30,13 +30,6 @@ def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
     return f"{value * factor:.{digits}f}"
 
 
-def _factor(row: ComparisonRow) -> float | None:
-    """What a row's numbers are multiplied by to be on report.md's 0-100 scale (`compare_intervals.row_scale`,
-    report.md's own rule); None: shown as recorded (a count, or numbers that are no proportions)."""
-    scale = row_scale(row)
-    return None if scale is None else PERCENT / scale
-
-
 def _p(value: object) -> str:
     if not isinstance(value, float) or not math.isfinite(value):
         return "N/A"
@@ -71,9 +64,10 @@ def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) ->
     head += ["p", f"p ({adjusted})", "deff", "MDE"] + (["run to run"] if compared["same_model"] else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        factor = _factor(row)
-        value, points = (4, 4) if factor is None else (1, 2)  # one decimal: report.md's cells; points: two
-        scaled = 1.0 if factor is None else factor
+        # on report.md's 0-100 scale (its own rule, `compare_intervals.row_scale`) with one decimal, as its cells, and
+        # points with two; a count, or numbers that are no proportions, as recorded
+        scale = row_scale(row)
+        value, points, scaled = (4, 4, 1.0) if scale is None else (1, 2, PERCENT / scale)
         cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"], value, scaled)]
         cells += [_number(row["value_b"], value, scaled), _number(row["difference"], points, scaled)]
         cells.append(_interval(row, points, scaled))
@@ -149,6 +143,12 @@ def _unpaired(compared: CompareFile) -> list[str]:
     return lines
 
 
+def _few(names: Sequence[str]) -> str:
+    """The first `SHOWN_NAMES` names, and how many more (compare.json lists them all)."""
+    more = f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
+    return ", ".join(f"`{n}`" for n in names[:SHOWN_NAMES]) + more
+
+
 def _not_compared(compared: CompareFile) -> list[str]:
     """One line per reason: the tasks and groups it holds for (the first few named; compare.json lists them all)."""
     by_reason: dict[tuple[str, str], list[str]] = {}
@@ -156,10 +156,7 @@ def _not_compared(compared: CompareFile) -> list[str]:
         by_reason.setdefault((item["kind"], item["reason"]), []).append(item["name"])
     lines = []
     for (kind, reason), names in by_reason.items():
-        shown = ", ".join(f"`{n}`" for n in names[:SHOWN_NAMES]) + (
-            f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else ""
-        )
-        lines.append(f"- {len(names)} {kind}{'s' if len(names) > 1 else ''} ({shown}): {reason}")
+        lines.append(f"- {len(names)} {kind}{'s' if len(names) > 1 else ''} ({_few(names)}): {reason}")
     return lines
 
 
@@ -172,16 +169,13 @@ def _swap_lines(rows: Sequence[AgreementRow]) -> list[str]:
             tasks += [t for t in row["tasks"] if t not in tasks]
     lines = []
     for (judge_a, judge_b, same), tasks in by_judges.items():
-        shown = ", ".join(f"`{t}`" for t in tasks[:SHOWN_NAMES]) + (
-            f" and {len(tasks) - SHOWN_NAMES} more" if len(tasks) > SHOWN_NAMES else ""
-        )
         judged = (
             f"judged by {judge_a} in both runs: its agreement with itself"
             if same
             else f"judged by {judge_a} in A and by {judge_b} in B: the judge metrics' A − B is what the swap changes"
         )
         lines.append(
-            f"- **Same replies, another judge**: {shown}: every paired row has the same reply in A and B, {judged}."
+            f"- **Same replies, another judge**: {_few(tasks)}: every paired row has the same reply in A and B, {judged}."
         )
     return lines
 

@@ -61,8 +61,8 @@ def task_index(command: str, runs: Sequence[Run], include_paths: Sequence[Path])
     return trusted_task_index(command, include_paths, recorded)
 
 
-def _refusal(task: str, paired: PairedTask) -> str | None:
-    """Why the two runs of `task` are not one measurement (different data or task version), or None."""
+def _refusal(paired: PairedTask) -> str | None:
+    """Why the two runs of a task are not one measurement (different data or task version), or None."""
     for key, what in (("dataset", "data (the build's content hash)"), ("version", "task version")):
         mine, theirs = paired.a.task_part(key), paired.b.task_part(key)
         if mine != theirs:
@@ -83,8 +83,6 @@ def _config_warning(task: str, paired: PairedTask) -> str | None:
 
 
 class Comparing:
-    """The state of one comparison, task by task."""
-
     def __init__(self, a: Run, b: Run, index: TaskIndex, options: CompareOptions) -> None:
         self.a, self.b, self.index, self.options = a, b, index, options
         self.tasks: dict[str, TaskComparison] = {}
@@ -104,7 +102,7 @@ class Comparing:
             paired = paired_task(self.a, self.b, name)
         except JournalUnreadable as err:
             return self.skip(name, "task", str(err))
-        refused = _refusal(name, paired)
+        refused = _refusal(paired)
         if refused:
             return self.skip(name, "task", refused)
         warning = _config_warning(name, paired)

@@ -5,7 +5,7 @@ detectable effect (formulas: docs/statistics.md, "Comparing two runs").
 How each aggregation's difference gets its error (each run's metric recomputed on the paired rows, with the task's
 own aggregation, so the difference is of like with like):
 
-- `mean`: the mean of the per-row differences (`linearize_mean`; Miller 2024, Rec. 4), clustered on the rows' keys;
+- `mean`: the mean of the per-row differences (`mean_error`; Miller 2024, Rec. 4), clustered on the rows' keys;
   McNemar's counts and exact p where every value is 0 or 1.
 - `sum`, `ratio_of_sums`: each run's first-order form (`linearize_sum`, `linearize_ratio`) differenced row by row
   (`difference`), clustered the same way.
@@ -45,9 +45,9 @@ from harness.uncertainty.comparisons import (
     mcnemar_exact,
     two_sided_p,
 )
-from harness.uncertainty.influence import Linearized, difference, linearize_mean
+from harness.uncertainty.influence import Linearized, difference
 from harness.uncertainty.power import minimum_detectable_effect
-from harness.uncertainty.variance import ClusteredError, design_from_keys
+from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 
 NAN = math.nan
 
@@ -185,8 +185,12 @@ def _metric_row(
     filled = None  # A's and B's columns where every row is one number in both runs
     if all(v is not None for v in [*numbers_a, *numbers_b]):
         filled = ([v or 0.0 for v in numbers_a], [v or 0.0 for v in numbers_b])
-    if builtin == "mean":
-        error, method = _paired_mean(filled, keys)
+    if builtin == "mean":  # the mean of the per-row differences (the module docstring)
+        error, method = (
+            (mean_error(np.subtract(*filled), keys), "paired difference of means, clustered")
+            if filled is not None
+            else (ClusteredError(NAN, NAN, len(ids), 0, NAN), "mean: values it cannot read")
+        )
     elif builtin in ("sum", "ratio_of_sums"):
         form_a, form_b = agg_a.influences.get(metric), agg_b.influences.get(metric)
         if form_a is None or form_b is None:
@@ -223,16 +227,6 @@ def _changes(row: ComparisonRow, a: Sequence[float], b: Sequence[float]) -> None
     row["changed_rows"] = int(np.count_nonzero(change))
     scale = row_scale(row)
     row["mean_squared_change"] = float(np.mean((change / scale) ** 2)) if scale and len(change) else NAN
-
-
-def _paired_mean(
-    filled: tuple[list[float], list[float]] | None, keys: list[tuple[str, ...]]
-) -> tuple[ClusteredError, str]:
-    """A mean's paired difference (the module docstring), where every value is one number (`filled`)."""
-    if filled is None:
-        return ClusteredError(NAN, NAN, len(keys), 0, NAN), "mean: values it cannot read"
-    error = linearize_mean(np.subtract(*filled), [str(i) for i in range(len(keys))], keys).error()
-    return error, "paired difference of means, clustered"
 
 
 def _bootstrap(

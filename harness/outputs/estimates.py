@@ -55,17 +55,8 @@ class Estimate:
 
     def rescaled(self, factor: float) -> Estimate:
         """The same estimate in other units (a proportion x 100: percentage points)."""
-
-        def times(value: float | None) -> float | None:
-            return None if value is None else value * factor
-
-        return replace(
-            self,
-            value=times(self.value),
-            stderr=times(self.stderr),
-            clustered=times(self.clustered),
-            scale=times(self.scale),
-        )
+        units = ("value", "stderr", "clustered", "scale")
+        return replace(self, **{k: None if (v := getattr(self, k)) is None else v * factor for k in units})
 
     @property
     def error(self) -> float | None:
@@ -110,16 +101,14 @@ class Estimate:
         fewer the uncorrected interval covered 89.5-93 % at p .05 or .9, issue 63). Not where no error could be
         estimated: n_eff is then the clusters themselves, with no variance estimate to correct."""
         n_eff = self.effective_n()
-        if n_eff is None or not self._estimated_spread() or self.df is None or not self.n or self.n < 2:
+        estimated = any(e is not None and e > 0 for e in (self.clustered, self.stderr))
+        if n_eff is None or not estimated or self.df is None or not self.n or self.n < 2:
             return n_eff
         from scipy import stats
 
         quantile = 1 - (1 - level) / 2
         factor = float(stats.t.ppf(quantile, self.n - 1) / stats.t.ppf(quantile, self.df)) ** 2
         return n_eff * min(factor, 1.0)
-
-    def _estimated_spread(self) -> bool:
-        return any(e is not None and e > 0 for e in (self.clustered, self.stderr))
 
     def interval(self, level: float = LEVEL) -> tuple[float, float] | None:
         """The interval shown beside the value, on its scale: Wilson on the effective n for a bounded value

@@ -27,7 +27,7 @@ from harness.config.task_config import MetricSpec
 from harness.errors import UserError
 from harness.outputs.compare_file import AgreementRow
 from harness.outputs.compare_stats import CompareOptions
-from harness.outputs.paired_runs import PairedTask, number, row_keys
+from harness.outputs.paired_runs import PairedTask, number, paired_rows
 from harness.running.metric_errors import bootstrap_seed
 from harness.running.task import Task
 from harness.uncertainty.agreement import MEASUREMENTS, Agreement, Measurement, agreement
@@ -84,17 +84,16 @@ def swapped_pairs(task: Task, paired: PairedTask) -> list[JudgedPairs]:
         if spec.metric not in task.judge.metrics or spec.reference:
             continue
         measurement, why = measurement_of(spec, f"{task.config.source}: task {task.name!r}")
-        a, b, keys, a_only, b_only = [], [], [], 0, 0
-        for s in paired.paired:
-            record_a, record_b = paired.a.records[s], paired.b.records[s]
-            x = number((record_a.get("metrics") or {}).get(spec.metric))
-            y = number((record_b.get("metrics") or {}).get(spec.metric))
-            a_only, b_only = a_only + (x is not None and y is None), b_only + (x is None and y is not None)
-            if x is not None and y is not None:
-                a.append(x)
-                b.append(y)
-                keys.append(row_keys(task.name, s, record_a, record_b))
-        if a or a_only or b_only:
+        rows = paired_rows(paired, spec.metric)
+        judged = [
+            tuple(
+                number((j.records[s].get("metrics") or {}).get(spec.metric)) is not None for j in (paired.a, paired.b)
+            )
+            for s in paired.paired
+        ]
+        a_only, b_only = judged.count((True, False)), judged.count((False, True))
+        if rows or a_only or b_only:
+            a, b, keys = [r.a for r in rows], [r.b for r in rows], [r.keys for r in rows]
             found.append(
                 JudgedPairs(task.name, spec.metric, measurement, why, judge_a, judge_b, a, b, keys, a_only, b_only)
             )

@@ -70,22 +70,21 @@ class Run:
         return {name for name in names if isinstance(name, str)}
 
 
-def _named(folder: Path, models: Mapping[str, ModelResults], name: str) -> Run:
+def _run(folder: Path, models: Mapping[str, ModelResults], name: str | None) -> Run:
+    """The model `name` of `folder`: as `harness report` names it, or by its model folder; None: its one model."""
+    if name is None:
+        if len(models) != 1:
+            raise UserError(
+                f"{folder} holds {len(models)} models ({', '.join(sorted(models))}): name one per folder with --models A B"
+            )
+        (name, data), *_ = models.items()
+        return Run(folder, name, data)
     if name in models:
         return Run(folder, name, models[name])
     by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
     if len(by_folder) == 1:
         return Run(folder, by_folder[0], models[by_folder[0]])
     raise UserError(f"{folder}: no model named {name!r} (it holds: {', '.join(sorted(models))})")
-
-
-def _only(folder: Path, models: Mapping[str, ModelResults]) -> Run:
-    if len(models) != 1:
-        raise UserError(
-            f"{folder} holds {len(models)} models ({', '.join(sorted(models))}): name one per folder with --models A B"
-        )
-    (name, data), *_ = models.items()
-    return Run(folder, name, data)
 
 
 def _load(folder: Path) -> dict[str, ModelResults]:
@@ -96,8 +95,7 @@ def _load(folder: Path) -> dict[str, ModelResults]:
 
 def pick_run(folder: Path, model: str | None) -> Run:
     """The run of `model` in `folder` (the folder's one model where `model` is None)."""
-    found = _load(folder)
-    return _only(folder, found) if model is None else _named(folder, found, model)
+    return _run(folder, _load(folder), model)
 
 
 def pick_runs(folders: Sequence[Path], models: Sequence[str] | None) -> tuple[Run, Run]:
@@ -113,11 +111,9 @@ def pick_runs(folders: Sequence[Path], models: Sequence[str] | None) -> tuple[Ru
                 f"{folders[0]}: name the two models to compare with --models A B "
                 f"(it holds: {', '.join(sorted(found[0]))})"
             )
-        a, b = (_named(folders[0], found[0], name) for name in models)
-    elif models is None:
-        a, b = _only(folders[0], found[0]), _only(folders[1], found[1])
+        a, b = (_run(folders[0], found[0], name) for name in models)
     else:
-        a, b = _named(folders[0], found[0], models[0]), _named(folders[1], found[1], models[1])
+        a, b = (_run(folders[i], found[i], None if models is None else models[i]) for i in (0, 1))
     if a.model == b.model and a.folder.resolve() == b.folder.resolve():
         raise UserError(f"A and B are one run ({a}): name two models, or two results folders")
     return a, b
@@ -228,7 +224,6 @@ def _doc_order(journal: TaskJournal) -> list[str]:
 
 
 def pair_task(task: str, a: TaskJournal, b: TaskJournal) -> PairedTask:
-    """Pair the two journals' scored rows on sample ids."""
     paired = tuple(s for s in _doc_order(a) if a.scored(s) and b.scored(s))
     a_only = {s: b.status(s) for s in _doc_order(a) if a.scored(s) and not b.scored(s)}
     b_only = {s: a.status(s) for s in _doc_order(b) if b.scored(s) and not a.scored(s)}

@@ -52,6 +52,7 @@ NAN = math.nan
 POINTS = "points (0-100)"
 AS_RECORDED = "its own units (no proportion)"
 PERCENT = 100.0
+NO_DESIGN_EFFECT = "design effect not estimable (one cluster): taken as 1"
 
 
 def in_points(scale: int | None) -> float:
@@ -125,12 +126,36 @@ def power_row(
     unit: str = POINTS,
 ) -> PowerRow:
     """One row: the MDE at the design's n and the rows and clusters `options.effect` needs."""
-    n, clusters = design.n, design.n_clusters
-    deff = max(design_effect, 1.0) if math.isfinite(design_effect) else NAN
     compared = _compared_sd(sd, options) if math.isfinite(sd) else NAN
-    mde, rows_needed, clusters_needed = _detection(n, clusters, compared, deff, options)
     if not compared > 0 and not note:
         note = "no spread: every row scored alike, so the run says nothing of the variance"
+    shape = (design.n, design.n_clusters, links_per_row(design), design.overlap)
+    return _row(benchmark, task, metric, shape, (sd, compared, design_effect, icc), options, note, unit)
+
+
+def _row(
+    benchmark: str,
+    task: str,
+    metric: str | None,
+    shape: tuple[int, int, float, bool],
+    spread: tuple[float, float, float, float],
+    options: PowerOptions,
+    note: str,
+    unit: str,
+) -> PowerRow:
+    """A row from its rows, clusters, links per row and overlap (`shape`) and its sd, compared sd, design effect and
+    icc (`spread`): the MDE at n rows, and the rows and clusters `options.effect` needs (NaN, None, None: not
+    computable)."""
+    (n, clusters, links, overlap), (sd, compared, design_effect, icc) = shape, spread
+    deff = max(design_effect, 1.0) if math.isfinite(design_effect) else NAN
+    mde, rows_needed, clusters_needed = NAN, None, None
+    if math.isfinite(deff) and compared > 0:
+        mde = minimum_detectable_effect(n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
+        if options.effect != 0:
+            rows_needed = sample_size(
+                options.effect, compared, design_effect=deff, alpha=options.alpha, power=options.power
+            )
+            clusters_needed = math.ceil(rows_needed * clusters / n) if n else None
     return PowerRow(
         benchmark=benchmark,
         task=task,
@@ -138,8 +163,8 @@ def power_row(
         n=n,
         n_clusters=clusters,
         rows_per_cluster=n / clusters if clusters else NAN,
-        links_per_row=links_per_row(design),
-        overlap=design.overlap,
+        links_per_row=links,
+        overlap=overlap,
         icc=icc,
         design_effect=deff,
         sd=sd,
@@ -152,51 +177,22 @@ def power_row(
     )
 
 
-def _detection(
-    n: int, clusters: int, compared: float, deff: float, options: PowerOptions
-) -> tuple[float, int | None, int | None]:
-    """At a compared sd and design effect: the MDE at n rows, and the rows and clusters `options.effect` needs (NaN,
-    None, None: not computable)."""
-    if not (math.isfinite(deff) and compared > 0):
-        return NAN, None, None
-    mde = minimum_detectable_effect(n, compared, design_effect=deff, alpha=options.alpha, power=options.power)
-    if options.effect == 0:
-        return mde, None, None
-    rows = sample_size(options.effect, compared, design_effect=deff, alpha=options.alpha, power=options.power)
-    return mde, rows, (math.ceil(rows * clusters / n) if n else None)
-
-
 def from_pair(
     benchmark: str, task: str, metric: str, error: ClusteredError, correlation: float, options: PowerOptions,
     scale: int | None,
 ) -> PowerRow:  # fmt: skip
     """A task's metric from a finished pair (`error`: the paired difference's errors, as `harness compare` gives
     them): the difference's own per-row sd and design effect measured (not one run's), `correlation` the per-row r."""
-    factor = in_points(scale)
-    compared = error.stderr * math.sqrt(error.n) * factor if math.isfinite(error.stderr) else NAN
-    deff = max(error.design_effect, 1.0) if math.isfinite(error.design_effect) else NAN
+    compared = error.stderr * math.sqrt(error.n) * in_points(scale) if math.isfinite(error.stderr) else NAN
+    deff = error.design_effect
     note = f"measured from the pair: per-row r {correlation:.2f}" if math.isfinite(correlation) else ""
     if not math.isfinite(deff) and compared > 0:
-        deff, note = 1.0, "design effect not estimable (one cluster): taken as 1"
-    mde, rows_needed, clusters_needed = _detection(error.n, error.n_clusters, compared, deff, options)
-    return PowerRow(
-        benchmark=benchmark,
-        task=task,
-        metric=metric,
-        n=error.n,
-        n_clusters=error.n_clusters,
-        rows_per_cluster=error.n / error.n_clusters if error.n_clusters else NAN,
-        links_per_row=NAN,
-        overlap=error.overlap,
-        icc=NAN,
-        design_effect=deff,
-        sd=NAN,
-        unit=POINTS if scale else AS_RECORDED,
-        comparison_sd=compared,
-        mde=mde,
-        rows_needed=rows_needed,
-        clusters_needed=clusters_needed,
-        note=note if compared > 0 else "no spread: the two runs' rows differ alike everywhere",
+        deff, note = 1.0, NO_DESIGN_EFFECT
+    if not compared > 0:
+        note = "no spread: the two runs' rows differ alike everywhere"
+    shape = (error.n, error.n_clusters, NAN, error.overlap)
+    return _row(
+        benchmark, task, metric, shape, (NAN, compared, deff, NAN), options, note, POINTS if scale else AS_RECORDED
     )
 
 
@@ -223,10 +219,9 @@ def from_errors(
     """A task's metric after a run: the sd and design effect its errors measure, the ρ they imply; the sd in points
     where the metric is on a `scale` (1 or 100), else in its own units."""
     sd = error.stderr * math.sqrt(error.n) * in_points(scale) if math.isfinite(error.stderr) else NAN
-    deff = error.design_effect
-    note = "" if math.isfinite(deff) or not sd > 0 else "design effect not estimable (one cluster): taken as 1"
+    deff, note = error.design_effect, ""
     if not math.isfinite(deff) and sd > 0:
-        deff = 1.0
+        deff, note = 1.0, NO_DESIGN_EFFECT
     icc = icc_of_design(design, error.design_effect)
     return power_row(benchmark, task, metric, design, sd, deff, icc, options, note, POINTS if scale else AS_RECORDED)
 

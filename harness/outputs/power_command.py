@@ -110,7 +110,6 @@ class PowerFlags(CommandOptions):
 
     @property
     def comparison(self) -> Literal["paired", "unpaired", "one_sample"]:
-        """The comparison planned: paired (the default), unpaired or one_sample."""
         return "unpaired" if self.unpaired else "one_sample" if self.one_sample else "paired"
 
 
@@ -187,14 +186,11 @@ def from_run(
         try:
             journal = read_task_journal(run, name)
             task = Task(index.tasks[name])
-            ids = [s for s in journal.records if journal.scored(s)]
+            records = journal.records
             scored = [
-                task.scored_row(
-                    s,
-                    journal.records[s].get("metrics") or {},
-                    row_keys(name, s, journal.records[s], journal.records[s]),
-                )
-                for s in ids
+                task.scored_row(s, records[s].get("metrics") or {}, row_keys(name, s, records[s], records[s]))
+                for s in records
+                if journal.scored(s)
             ]
             aggregated = task.aggregate(scored, DEFAULT_ITERS)
         except (JournalUnreadable, UserError) as err:

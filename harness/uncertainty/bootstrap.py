@@ -92,16 +92,7 @@ def bootstrap_error(
     Edge cases: fewer than two rows gives NaN errors; one cluster a NaN clustered error and design effect; no
     variation at all (every replicate equal) errors 0.0 and a NaN design effect; `iters` below 2 NaN errors.
     """
-    n = len(values)
-    if n < 2:
-        return ClusteredError(math.nan, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
-    plain = bootstrap_stderr(cluster_bootstrap(statistic, values, None, iters, seed))
-    if design.n_clusters < 2:
-        return ClusteredError(plain, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
-    clustered = bootstrap_stderr(cluster_bootstrap(statistic, values, design, iters, seed))
-    ratio = clustered / plain if plain > 0 and math.isfinite(clustered) else math.nan
-    deff = ratio * ratio  # `*`, not `**`: a float past 1e154 squares to inf instead of raising
-    return ClusteredError(plain, clustered, n, design.n_clusters, deff, design.overlap, "bootstrap")
+    return _errors(lambda by: bootstrap_stderr(cluster_bootstrap(statistic, values, by, iters, seed)), design, iters)
 
 
 def redraw_error(
@@ -110,11 +101,9 @@ def redraw_error(
     """`bootstrap_error` of an aggregate given as `redraw(counts)`, its value on rows drawn counts[i] times each
     (`harness.uncertainty.influence.Linearized.redraw`): rows, then clusters, resampled with the same seed, each
     draw made as counts in one numpy step (a group's rows may be tens of thousands)."""
-    n = design.n
-    if n < 2 or iters < 2:
-        return ClusteredError(math.nan, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
 
-    def spread(units: int, labels: np.ndarray | None) -> float:
+    def spread(by: ClusterDesign | None) -> float:
+        units, labels = (design.n, None) if by is None else (by.n_clusters, np.asarray(by.labels))
         rng = np.random.default_rng(seed)
         replicates = np.empty(iters)
         for r in range(iters):
@@ -123,12 +112,22 @@ def redraw_error(
             replicates[r] = value_or_nan(redraw, counts)
         return bootstrap_stderr(replicates)
 
-    plain = spread(n, None)
+    return _errors(spread, design, iters)
+
+
+def _errors(spread: Callable[[ClusterDesign | None], float], design: ClusterDesign, iters: int) -> ClusteredError:
+    """The plain error (`spread(None)`: rows resampled) and the clustered one (`spread(design)`), and the design
+    effect, the ratio of their variances."""
+    n = design.n
+    if n < 2 or iters < 2:
+        return ClusteredError(math.nan, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
+    plain = spread(None)
     if design.n_clusters < 2:
         return ClusteredError(plain, math.nan, n, design.n_clusters, math.nan, design.overlap, "bootstrap")
-    clustered = spread(design.n_clusters, np.asarray(design.labels))
+    clustered = spread(design)
     ratio = clustered / plain if plain > 0 and math.isfinite(clustered) else math.nan
-    return ClusteredError(plain, clustered, n, design.n_clusters, ratio * ratio, design.overlap, "bootstrap")
+    deff = ratio * ratio  # `*`, not `**`: a float past 1e154 squares to inf instead of raising
+    return ClusteredError(plain, clustered, n, design.n_clusters, deff, design.overlap, "bootstrap")
 
 
 def percentile_interval(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.uncertainty.influence import linearize_mean
+from harness.uncertainty.variance import mean_error
 
 NAN = math.nan
 FEW_CLUSTERS = 10  # below it a clustered t interval is not trusted (Cameron and Miller 2015, §VI: few clusters)
@@ -110,8 +110,7 @@ def paired_difference(
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if len(x) != len(y):
         raise ValueError(f"{len(x)} and {len(y)} values: a paired difference needs the same rows in both")
-    rows = [str(i) for i in range(len(x))]
-    error = linearize_mean(x - y, rows, keys).error()
+    error = mean_error(x - y, keys)
     estimate = float(np.mean(x - y)) if len(x) else NAN
     df = None if error.overlap else error.n_clusters - 1
     low, high = interval(estimate, error.stderr_clustered, level, df)
