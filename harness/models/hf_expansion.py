@@ -10,6 +10,9 @@ Each is the processor's own step, called as the processor calls it when it is gi
   `full_image_sequence`: a blank line, the image's begin marker, 256 image tokens, its end marker, a blank line; its
   `_get_num_multimodal_tokens` counts the 256), with the image tokens as one, tokenized in place so that the blank
   lines merge with the text beside them as the processor's tokenizer merges them.
+  Gemma 4's (and Gemma 4 Unified's) replaces each image token by `replace_image_token`: its begin marker, the soft tokens its
+  `_get_num_multimodal_tokens` counts, its end marker (found on a GPU machine, where its processor runs: the count
+  was 2 tokens short an image).
 - `several_images`: the tokens of each image of a several-image prompt where the processor sends them otherwise than
   one image alone (LLaVA-OneVision sends each as its base features and a newline, `replace_image_token`, where
   `_get_num_multimodal_tokens` counts every image as a single one, as AnyRes tiles).
@@ -49,10 +52,15 @@ def framed(processor: object, text: str) -> tuple[str, int | None]:
     tokenizer = getattr(processor, "tokenizer", None)
     image_token = getattr(tokenizer, "image_token", None)
     length = getattr(processor, "image_seq_length", None)
-    if not (isinstance(sequence, str) and isinstance(placeholder, str) and isinstance(image_token, str)):
+    if not isinstance(image_token, str):
         return text, None
     to_id: Callable[[str], object] = getattr(tokenizer, "convert_tokens_to_ids")  # noqa: B009 - a tokenizer's
     token_id = to_id(image_token)
+    if (_is(processor, "Gemma4Processor") or _is(processor, "Gemma4UnifiedProcessor")) and isinstance(token_id, int):
+        replace: Callable[[dict[str, object], int], str] = getattr(processor, "replace_image_token")  # noqa: B009
+        return text.replace(image_token, replace({"num_soft_tokens_per_image": [1]}, 0)), token_id
+    if not (isinstance(sequence, str) and isinstance(placeholder, str)):
+        return text, None
     if not isinstance(length, int) or image_token * length not in sequence or not isinstance(token_id, int):
         return text, None
     return text.replace(placeholder, sequence.replace(image_token * length, image_token)), token_id

@@ -48,12 +48,53 @@ def glm46v(template: str = templates.GLM4_5V) -> Any:
     return without_video(Glm46VProcessor)(images, made.tokenizer, chat_template=template)
 
 
+# Gemma 4's image and audio tokens, attributes of its tokenizer that Gemma4Processor reads; it refuses a tokenizer
+# without the audio ones even for a prompt without audio (`validate_inputs`: `audio is not None and ... or boa_token
+# is None or ...`).
+GEMMA4_MARKS = {
+    "boi_token": "<|image>",
+    "eoi_token": "<image|>",
+    "image_token": "<|image|>",
+    "boa_token": "<|audio>",
+    "eoa_token": "<audio|>",
+    "audio_token": "<|audio|>",
+}
+
+
 def gemma4_tokenizer() -> Any:
-    """Gemma 4's template around a tiny tokenizer (its processor's module imports torchvision: the tokenizer alone)."""
-    specials = ("<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>", "<|image>", "<image|>", "<|image|>")
-    made = tokenizer(specials, bos="<bos>")
+    """Gemma 4's template around a tiny tokenizer with its turn markers and its image and audio tokens."""
+    made = tokenizer(("<|turn>", "<turn|>", "<|channel>", "<channel|>", "<|think|>"), bos="<bos>", **GEMMA4_MARKS)
     made.chat_template = GEMMA4
     return made
+
+
+def gemma4() -> Any:
+    """Gemma 4's processor at its published defaults (280 soft tokens an image, 16-px patches pooled 3x3). Its module
+    imports torchvision: it runs where torchvision does (a GPU machine's torch), not on this machine's CPU torch."""
+    from transformers import Gemma4AudioFeatureExtractor, Gemma4ImageProcessor, Gemma4Processor, Gemma4VideoProcessor
+
+    images, videos = Gemma4ImageProcessor(), Gemma4VideoProcessor()
+    return Gemma4Processor(Gemma4AudioFeatureExtractor(), images, gemma4_tokenizer(), videos, chat_template=GEMMA4)
+
+
+def gemma4_config(made: Any) -> Any:
+    """A one-layer Gemma 4 (full attention, no per-layer inputs) over a one-layer vision tower of its published
+    patching: 16-px patches pooled 3x3, a feature per soft token."""
+    from transformers import Gemma4Config
+
+    text = configs.text(made, "gemma4_text", layer_types=["full_attention"], hidden_size_per_layer_input=0)
+    vision = {**configs.vit("gemma4_vision", 0, 16, num_key_value_heads=2, head_dim=16), "pooling_kernel_size": 3}
+    del vision["image_size"]  # Gemma 4 has none: an image is patched at its own aspect ratio
+    return Gemma4Config(
+        text_config=text,
+        vision_config=vision,
+        audio_config=None,
+        boi_token_id=configs.token(made, "<|image>"),
+        eoi_token_id=configs.token(made, "<image|>"),
+        image_token_id=configs.token(made, "<|image|>"),
+        boa_token_id=configs.token(made, "<|audio>"),
+        eoa_token_index=configs.token(made, "<audio|>"),
+    )
 
 
 def _qwen3_5_text(made: Any, model_type: str, **extra: Any) -> dict[str, Any]:

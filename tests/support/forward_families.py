@@ -46,7 +46,9 @@ class ForwardFamily:
 
     @property
     def runs(self) -> bool:
-        return not self.reason
+        """Runs on this machine; a row with makers whose reason is a module this machine cannot import runs where it
+        can (Gemma 4's processor on a GPU machine's torch, which has torchvision)."""
+        return not self.reason or (self.make_processor is not None and self.blocked is not None and not self.blocked())
 
 
 IMAGE_ONLY = {"processor": "image_only"}
@@ -409,9 +411,12 @@ FAMILIES += (
         "gemma4",
         "Gemma4ForConditionalGeneration / Gemma4UnifiedForConditionalGeneration, Gemma4Processor",
         tuple(name for name in ALIASES if name.startswith("gemma4-")),
+        current.gemma4,
+        current.gemma4_config,
         reason=f"Gemma4Processor {TORCHVISION}: transformers 5.20.2's processing_gemma4 imports image_processing_gemma4, "
         "which imports torchvision (Gemma4ImageProcessorPil alone runs: tests/harness/models/test_families_2026.py "
-        "checks the family's rule against it)",
+        "checks the family's rule and this row's tiny model against it); the row runs where torchvision is, and ran on "
+        "a GPU machine's torch (bench/RESULTS.md, Gemma 4's forward pass)",
         blocked=_fails_on("transformers.models.gemma4.processing_gemma4", "torchvision"),
     ),
     ForwardFamily(

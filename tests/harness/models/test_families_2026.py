@@ -110,6 +110,72 @@ def test_gemma4_counts_as_its_image_processor_makes_soft_tokens() -> None:
             assert family.image_tokens(width, height, {"max_soft_tokens": budget}) == int(made[0]) + 2, (budget, width)
 
 
+def test_the_tiny_gemma4_makes_a_feature_for_each_soft_token_its_image_processor_counts() -> None:
+    """The forward-pass row's config (`families_2026.gemma4_config`) checked here, where its processor cannot run:
+    Gemma4ImageProcessorPil's pixels of two images, the prompt expanded as Gemma4Processor expands it (`<|image>`, a
+    `<|image|>` per soft token, `<image|>`), and the model's own check that tokens and features agree passes; a
+    token short, it refuses."""
+    import torch
+    from transformers import AutoModelForImageTextToText, Gemma4ImageProcessorPil
+
+    made = current.gemma4_tokenizer()
+    torch.manual_seed(0)
+    model = AutoModelForImageTextToText.from_config(current.gemma4_config(made)).eval()
+    images = [Image.new("RGB", (700, 500), (9, 80, 200)), Image.new("RGB", (300, 1920), (200, 9, 80))]
+    pixels = Gemma4ImageProcessorPil()(images, return_tensors="pt")
+    soft = [int(n) for n in pixels.pop("num_soft_tokens_per_image")]
+    assert soft == [family_of("gemma4").image_tokens(*image.size, {}) - 2 for image in images]
+
+    def generate(counts: list[int]) -> tuple[int, int]:
+        marked = "".join(f"<|image>{'<|image|>' * n}<image|>" for n in counts)
+        ids = made(f"<bos><|turn>user\nLook: {marked} what?<turn|>\n", return_tensors="pt", add_special_tokens=False)
+        with torch.no_grad():
+            out = model.generate(**ids, **pixels, max_new_tokens=1, do_sample=False)
+        return ids.input_ids.shape[1], out.shape[1]
+
+    sent, made_ids = generate(soft)
+    assert made_ids == sent + 1 and sent > sum(soft)
+    with pytest.raises((ValueError, RuntimeError)):
+        generate([soft[0] - 1, soft[1]])
+
+
+def test_the_hf_count_of_a_gemma4_prompt_is_the_ids_its_processor_makes() -> None:
+    """Gemma4Processor's own expansion (each image token becomes `<|image>`, a `<|image|>` per soft token, `<image|>`)
+    against the `hf` backend's count before sending, which missed the two markers of each image until the forward
+    pass ran on a GPU machine (bench/RESULTS.md). Its module imports image_processing_gemma4 (torchvision's): the PIL
+    module, which defines the same two names it imports, stands in for it while it is imported, and both are
+    forgotten after (the forward-pass row's probe imports the real module again, and must still fail here). The
+    instance is made without its constructor, whose video and audio parts need torchvision too; its `__call__` and
+    `_get_num_multimodal_tokens` are transformers' own, around Gemma 4's PIL image processor. (Gemma4UnifiedProcessor,
+    google/gemma-4-12B-it's, frames its images with the same `replace_image_token`, and its count needs torchvision.)"""
+    import importlib
+    import sys
+
+    from transformers import Gemma4ImageProcessorPil
+    from transformers.models.gemma4 import image_processing_pil_gemma4
+
+    stand_in, module = (f"transformers.models.gemma4.{part}_gemma4" for part in ("image_processing", "processing"))
+    sys.modules[stand_in] = image_processing_pil_gemma4
+    try:
+        processor_class = importlib.import_module(module).Gemma4Processor
+    finally:
+        del sys.modules[stand_in], sys.modules[module]
+    made = current.gemma4_tokenizer()
+    processor = processor_class.__new__(processor_class)
+    processor.tokenizer, processor.image_processor, processor.chat_template = made, Gemma4ImageProcessorPil(), None
+    processor.feature_extractor = processor.video_processor = None
+    processor.image_seq_length = 280
+    for mark in (*current.GEMMA4_MARKS, "image_token_id"):
+        setattr(processor, mark, getattr(made, mark))
+    count = ProcessorCount(processor, current.gemma4_config(made), name="tiny-gemma4", style=style_named("gemma4"))
+    sizes = [(700, 500), (300, 1920), (64, 64)]
+    request = make_request("s", ["Look: ", *(encode_image((9, 9, 9), size, "PNG") for size in sizes), " What?"])
+    images = [Image.new("RGB", size) for size in sizes]
+    sent = processor(text=[count.render(request)], images=[images], return_tensors="np")["input_ids"]
+    assert count.prompt_tokens(request) == sent.shape[1]
+    assert count.image_tokens(request) == [family_of("gemma4").image_tokens(w, h, {}) - 2 for w, h in sizes]
+
+
 def _vllm_source(*parts: str) -> Path:
     spec = importlib.util.find_spec("vllm")
     if spec is None or spec.origin is None:
