@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.api import SCORED, STATUSES, BackendFatalError, GenerationSettings, Model, Request, Response
+from harness.api import INVALID_INPUT, SCORED, STATUSES, BackendFatalError, GenerationSettings, Model, Request, Response
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.generation import safe_generate
@@ -170,7 +170,9 @@ class Runner:
                 out.changed += 1  # answered for other inputs (the data, or the prompt as sent, changed): again
             request = request or self.requests.build(task, doc_id, doc, settings)
             if isinstance(request, RowProblem):
-                screened.append(self.records.invalid(task, doc_id, sample_id, request.reason, doc))
+                screened.append(
+                    self.records.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, request.reason), doc)
+                )
                 continue
             problem = screen(request, self.model, check_tokens)
             if problem:
@@ -271,9 +273,7 @@ class Runner:
             raise
 
     def _pending(self, run: _TaskRun) -> LazyRequests:
-        return LazyRequests(
-            run.task, run.settings, [doc_id for _, doc_id in run.screened.pending], self.requests.prepared(run.task)
-        )
+        return LazyRequests(self.requests, run.task, run.settings, [doc_id for _, doc_id in run.screened.pending])
 
     def _task_result(self, run: _TaskRun) -> TaskResult:
         """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""

@@ -14,7 +14,6 @@ from typing import TypedDict, cast
 from harness.api import (
     EMPTY,
     ERROR,
-    INVALID_INPUT,
     OK,
     OVER_LENGTH,
     REFUSED,
@@ -148,10 +147,6 @@ class RecordBuilder:
         record.update(self.log_fields(task, request, doc, response.sent))
         return record
 
-    def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
-        """The record of a row no request could be built from (`harness.running.task_requests.RowProblem`)."""
-        return self.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, reason), doc)
-
     def screened_out(
         self,
         task: Task,
@@ -161,7 +156,8 @@ class RecordBuilder:
         problem: tuple[Status, str],
         doc: Mapping[str, object],
     ) -> SampleRecord:
-        """The record of a request the screen kept from the model (`screen`), or of a row without one (`invalid`)."""
+        """The record of a request the screen kept from the model (`screen`), or of a row no request could be built
+        from (`request` None, `harness.running.task_requests.RowProblem`)."""
         record: SampleRecord = {"doc_id": doc_id, "sample_id": sample_id, "status": problem[0], "error": problem[1]}
         if request is not None:
             record["token_count"] = self.model.prompt_tokens(request)
