@@ -165,12 +165,12 @@ def metrics_change(theirs: Iterable[str], mine: Iterable[str]) -> str | None:
     return f"the task's metrics changed ({'; '.join(said)})" if said else None
 
 
-def fingerprint(parts: Mapping[str, object]) -> str:
-    return hashlib.sha256(json.dumps(identity_parts(parts), sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
 def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def fingerprint(parts: Mapping[str, object]) -> str:
+    return hashlib.sha256(canonical(identity_parts(parts)).encode()).hexdigest()[:20]
 
 
 def file_safe(task: str) -> str:

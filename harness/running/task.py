@@ -6,7 +6,6 @@ aggregation of a task's metrics and what identifies its scores; and what running
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,7 @@ from harness.config.task_config import MetricSpec, TaskConfig, returns_as_declar
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.inputs.build_files import BUILDER_SOURCE
+from harness.running.journal import canonical
 from harness.running.judge import JudgeSpec
 from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
@@ -181,7 +181,7 @@ SCORING_KEYS = frozenset({"metric_list", "process_results", "doc_to_target"})
 
 
 def _digest(config: Mapping[str, object], hooks: Mapping[str, str]) -> str:
-    return hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(canonical([config, hooks]).encode()).hexdigest()
 
 
 @dataclass(kw_only=True)
