@@ -240,11 +240,9 @@ def refresh_cluster_keys(task: Task, records: Mapping[str, SampleRecord], curren
         record = records.get(sample_id)
         if record is None:
             continue
-        keys = task.cluster_keys(task.doc(record["doc_id"]))
-        if record.get("cluster", []) != keys:
-            fresh = cast(SampleRecord, {k: v for k, v in record.items() if k != "cluster"})
-            fresh.update(cluster_field(task, task.doc(record["doc_id"])))
-            stale.append(fresh)
+        fresh = cluster_field(task, task.doc(record["doc_id"]))
+        if record.get("cluster", []) != fresh.get("cluster", []):
+            stale.append(cast(SampleRecord, {**{k: v for k, v in record.items() if k != "cluster"}, **fresh}))
     return stale
 
 
