@@ -140,6 +140,10 @@ class Estimate:
         """Its bill where the provider's cache serves every shared prefix (`cache_tallies`); None: no caching."""
         return self._usd(self.caching) if self.caching is not None else None
 
+    def billed(self, cached: bool) -> float | None:
+        """`cached_usd` where `cached` and the model asks its provider to cache prompts, else `usd`."""
+        return self.cached_usd if cached and self.caching is not None else self.usd
+
     def _usd(self, caching: CacheTally | None = None) -> float | None:
         if self.priced_as is None:
             return None
@@ -246,7 +250,7 @@ def _judge_tokens(chars: Sequence[int]) -> list[int]:
 def total_usd(estimates: Sequence[Estimate], cached: bool = False) -> float | None:
     """The run's estimate (without what nothing bounds: `unbounded`), or None where a model in it has no price;
     `cached`: where the provider's prompt cache serves every shared prefix."""
-    costs = [e.cached_usd if cached and e.caching is not None else e.usd for e in estimates if e.requests]
+    costs = [e.billed(cached) for e in estimates if e.requests]
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
@@ -299,16 +303,14 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     lines += [f"- {note}." for note in cap_notes(estimates)]
     total = total_usd(estimates)
     if total is not None:
-        parts = {who: sum(e.usd or 0.0 for e in estimates if e.who == who) for who in ("model", "judge")}
-        judge = f", judge ${parts['judge']:,.2f}" if any(e.who == "judge" for e in estimates) else ""
         loose = unbounded(estimates)
         if loose:
             lines.append(
-                f"\nEstimated cost: at least ${total:,.2f} (model ${parts['model']:,.2f}{judge}), not an upper bound: "
-                f"nothing bounds the answers of {', '.join(loose)}."
+                f"\nEstimated cost: at least ${total:,.2f} {_by_payer(estimates)}, not an upper bound: nothing bounds "
+                f"the answers of {', '.join(loose)}."
             )
         else:
-            lines.append(f"\nEstimated cost: ${total:,.2f} (model ${parts['model']:,.2f}{judge}).")
+            lines.append(f"\nEstimated cost: ${total:,.2f} {_by_payer(estimates)}.")
         lines += caching_lines(estimates)
     else:
         missing = unpriced(estimates)
@@ -320,6 +322,13 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     for price in sorted({e.priced_as for e in estimates if e.priced_as}, key=lambda p: p.model):
         lines.append(f"- {price.describe()}")
     return lines
+
+
+def _by_payer(estimates: Sequence[Estimate], cached: bool = False) -> str:
+    """The bill by who is paid, `(model $1.00, judge $0.20)` (the judge's part where the run has one)."""
+    model, judge = (sum(e.billed(cached) or 0.0 for e in estimates if e.who == who) for who in ("model", "judge"))
+    judged = f", judge ${judge:,.2f}" if any(e.who == "judge" for e in estimates) else ""
+    return f"(model ${model:,.2f}{judged})"
 
 
 CACHE_COLUMNS = " prompt tokens read from / written to the cache | USD with caching |"
@@ -338,11 +347,8 @@ def caching_lines(estimates: Sequence[Estimate]) -> list[str]:
     total = total_usd(estimates, cached=True)
     if not tallies or total is None:
         return []
-    model = sum((e.cached_usd if e.caching is not None else e.usd) or 0.0 for e in estimates if e.who == "model")
-    judge = sum(e.usd or 0.0 for e in estimates if e.who == "judge")
-    judged = f", judge ${judge:,.2f}" if any(e.who == "judge" for e in estimates) else ""
     return [
-        f"With prompt caching ({HOWS[tallies[0][1].how]}): ${total:,.2f} (model ${model:,.2f}{judged}) where the "
-        "cache serves every shared prefix; without it, the estimate above. Rows sharing a prefix:",
+        f"With prompt caching ({HOWS[tallies[0][1].how]}): ${total:,.2f} {_by_payer(estimates, cached=True)} where "
+        "the cache serves every shared prefix; without it, the estimate above. Rows sharing a prefix:",
         *(f"- {tally.describe(task)}." for task, tally in tallies),
     ]
