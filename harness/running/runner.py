@@ -47,7 +47,7 @@ from harness.running.request_building import ChainedRequests, LazyRequests, Orde
 from harness.running.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
-from harness.running.sharding import Shard
+from harness.running.sharding import Shard, shard_sizes
 from harness.running.task import Task, TaskResult
 from harness.running.task_aggregation import Aggregated
 from harness.running.task_judging import judge_task
@@ -368,7 +368,9 @@ class Runner:
             self.model.prepare(max(counts))
         if len(tasks) < 2:
             return [self._run_task_rows(task) for task in tasks]
-        overall = OverallProgress([self._documents(task) for task in tasks], self.options.progress)
+        shard = self.options.shard  # the documents of each task this run evaluates: its shard's
+        documents = [len(task) if shard is None else shard_sizes(len(task), shard.count)[shard.index] for task in tasks]
+        overall = OverallProgress(documents, self.options.progress)
         try:
             if self.model.facts.generates_across_tasks and len({task.name for task in tasks}) == len(tasks):
                 return self.run_together(tasks, overall)
@@ -380,11 +382,6 @@ class Runner:
         finally:
             self._overall = None
             overall.close()
-
-    def _documents(self, task: Task) -> int:
-        """The documents of `task` this run evaluates (its shard's)."""
-        shard = self.options.shard
-        return len(task) if shard is None else sum(1 for doc_id in range(len(task)) if shard.contains(doc_id))
 
     def _advance_overall(self, samples: int) -> None:
         if self._overall is not None:
