@@ -137,12 +137,9 @@ class Estimate:
 
     @property
     def cached_usd(self) -> float | None:
-        """Its bill where the provider's cache serves every shared prefix (`cache_tallies`); None: no caching."""
-        return self._usd(self.caching) if self.caching is not None else None
-
-    def billed(self, cached: bool) -> float | None:
-        """`cached_usd` where `cached` and the model asks its provider to cache prompts, else `usd`."""
-        return self.cached_usd if cached and self.caching is not None else self.usd
+        """Its bill where the provider's cache serves every shared prefix (`cache_tallies`); `usd` where it is asked
+        to cache nothing."""
+        return self._usd(self.caching)
 
     def _usd(self, caching: CacheTally | None = None) -> float | None:
         if self.priced_as is None:
@@ -250,7 +247,7 @@ def _judge_tokens(chars: Sequence[int]) -> list[int]:
 def total_usd(estimates: Sequence[Estimate], cached: bool = False) -> float | None:
     """The run's estimate (without what nothing bounds: `unbounded`), or None where a model in it has no price;
     `cached`: where the provider's prompt cache serves every shared prefix."""
-    costs = [e.billed(cached) for e in estimates if e.requests]
+    costs = [e.cached_usd if cached else e.usd for e in estimates if e.requests]
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
@@ -326,7 +323,9 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
 
 def _by_payer(estimates: Sequence[Estimate], cached: bool = False) -> str:
     """The bill by who is paid, `(model $1.00, judge $0.20)` (the judge's part where the run has one)."""
-    model, judge = (sum(e.billed(cached) or 0.0 for e in estimates if e.who == who) for who in ("model", "judge"))
+    model, judge = (
+        sum((e.cached_usd if cached else e.usd) or 0.0 for e in estimates if e.who == who) for who in ("model", "judge")
+    )
     judged = f", judge ${judge:,.2f}" if any(e.who == "judge" for e in estimates) else ""
     return f"(model ${model:,.2f}{judged})"
 
