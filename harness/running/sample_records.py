@@ -31,13 +31,13 @@ from harness.models.reasoning import AnswerTags, ReasoningTags, strip_reasoning
 from harness.redact import scrub
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
-from harness.running.journal import SampleRecord
+from harness.running.journal import LoggedFields, SampleRecord
 from harness.running.metric_errors import ScoredRow
 from harness.running.prompt_store import text_sha256
 from harness.running.sample_store import Outcome
 from harness.running.task import Task
 from harness.running.task_hook import TaskHookError
-from harness.sent import Sent, SentImageRecord, sent_images
+from harness.sent import Sent, sent_images
 
 
 def screen(request: Request, model: Model, check_tokens: bool) -> tuple[Status, str] | None:
@@ -73,19 +73,6 @@ def cluster_field(task: Task, doc: Mapping[str, object]) -> ClusterField:
     """The record's `cluster` (the row's cluster keys), where its task declares `cluster_key:`."""
     keys = task.cluster_keys(doc)
     return {"cluster": keys} if keys else {}
-
-
-class LoggedFields(TypedDict, total=False):
-    """What a sample was asked, in its record (the `SampleRecord` fields of the same names): the journal keeps the
-    prompt's text in its prompt store, the record its `prompt_sha256` (`SampleStore.add`)."""
-
-    target: str
-    prompt: str
-    sent_images: list[SentImageRecord]
-    assistant_prefix: str
-    image_sha256: list[str]
-    image_sizes: list[list[int | None]]
-    effective_image_sizes: list[list[int] | None]
 
 
 @dataclass
