@@ -22,7 +22,7 @@ from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
 from harness.running.task_aggregation import Aggregated, aggregate_metrics
 from harness.running.task_hook import TaskHook, call_hook
 from harness.running.task_requests import TaskRequests
-from harness.running.task_rows import without_all_rows
+from harness.running.task_rows import ALL_ROWS
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 
@@ -30,8 +30,7 @@ def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] 
     """`metadata` as a task's identity holds it: less what only describes the task (`all_rows`, and
     `builder_source`, the official release the missing-data hint names), so declaring either leaves every journal
     written before resumable."""
-    kept = without_all_rows(metadata)
-    return None if kept is None else {k: v for k, v in kept.items() if k != BUILDER_SOURCE}
+    return None if metadata is None else {k: v for k, v in metadata.items() if k not in (ALL_ROWS, BUILDER_SOURCE)}
 
 
 class Task(TaskRequests):
