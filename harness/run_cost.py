@@ -1,6 +1,6 @@
 """A run's cost before it runs, and its budget while it runs (`--screen_only`'s estimate, `--max_cost`): the screen's
-counts of every request priced by the price table (`harness.running.cost_estimate`), without the provider's prompt
-cache and with it (`harness.running.cache_estimate`), the run refused where the larger estimate is over the budget,
+counts of every request priced by the price table, without the provider's prompt cache and with it
+(`harness.running.cost_estimate`), the run refused where the larger estimate is over the budget,
 and the budget the runner charges each answer to, cache reads and writes at their prices (`harness.running.budget`)."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from harness.outputs.cost_record import CostEntry, task_costs
 from harness.run_models import judge_args, run_policies
 from harness.run_plan import RunPlan
 from harness.running.budget import Budget
-from harness.running.cache_estimate import cache_tallies
-from harness.running.cost_estimate import Estimate, cap_notes, estimate, total_usd, unbounded, unpriced
+from harness.running.cost_estimate import Estimate, cache_tallies, cap_notes, estimate, total_usd, unbounded, unpriced
 from harness.running.screen_only import ScreenedTask
 from harness.running.task import TaskResult
 

@@ -9,20 +9,108 @@ A judge's prompt is text alone, counted at `CHARS_PER_TOKEN` characters a token 
 the model's prompts are counted as the screen counts them (its rule is named above the table). An answer nothing
 bounds (a Gemini model sent no cap and given no `output_limit`) leaves its estimate without a bound: the prompts are
 priced, and the table and the total say what is missing.
+
+What a provider's prompt cache would take off the bill (`cache_tallies`): the run's requests as the screen built them,
+in the order the run sends them (each task long first, or with `request_order=cache` the cache order, across tasks:
+`prefix_order`), cut in the backend's batches and planned as the backend plans them
+(`harness.models.api_client.prompt_cache.PrefixPlanner`). Each request reads the longest of its marked prefixes an
+earlier request wrote, and writes (where writes are billed apart, Anthropic's) what lies past it up to its longest
+mark; both as their share of its counted prompt, by the planner's weights.
+
+What it assumes: every marked prefix is still held when a later request reads it (the requests sharing one run in the
+same batch or the next, minutes apart, within Anthropic's 5-minute lifetime, which each read renews) and the provider
+caches what it is asked to (OpenAI's and Gemini's automatic caches promise no hit). The bill with caching is what the
+run pays where the cache serves every shared prefix; the bill without it, what it pays where it serves none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from harness.models.api_client.prompt_cache import HOWS
+from harness.models.api_client.prompt_cache import HOWS, CacheRule, PrefixPlanner
 from harness.models.pricing import Billed, Price, PriceTable
+from harness.models.scheduling.prefix_order import cache_order, task_order
 from harness.models.screen_model import OutputCap
-from harness.running.cache_estimate import CacheTally
-from harness.running.screen_only import ScreenedTask
+from harness.running.screen_only import ScreenedTask, Shaped
 
 CHARS_PER_TOKEN = 4
+SHOWN_GROUPS = 3  # the groups a task's line names (`CacheTally.describe`)
+
+
+@dataclass
+class CacheTally:
+    """One task's requests in the cache: the prompt tokens read from it and written to it, and which rows share a
+    marked prefix (by the shortest prefix each marks: the rows of one haystack)."""
+
+    how: str  # how the backend asks (`prompt_cache.HOWS`)
+    requests: int = 0
+    read: int = 0
+    written: int = 0
+    groups: dict[str, list[str]] = field(default_factory=dict)  # a group's key -> this task's rows in it
+    elsewhere: dict[str, int] = field(default_factory=dict)  # a group's key -> its rows in the run's other tasks
+    per_request: list[tuple[int, int, int]] = field(default_factory=list)  # each one's prompt, read, written
+
+    def describe(self, task: str) -> str:
+        sharing = sum(len(ids) for ids in self.groups.values())
+        if not sharing:
+            return f"{task}: no two of its {self.requests:,} requests share a prefix worth caching"
+        named = sorted(self.groups.items(), key=lambda group: (-len(group[1]), group[1][0]))
+        shown = ", ".join(self._group(key, ids) for key, ids in named[:SHOWN_GROUPS])
+        more = f", {_count(len(named) - SHOWN_GROUPS, 'more group')}" if len(named) > SHOWN_GROUPS else ""
+        written = f", {self.written:,} written to it" if self.written else ""
+        return (
+            f"{task}: {sharing:,} of {self.requests:,} requests share a prefix, in {_count(len(named), 'group')} "
+            f"({shown}{more}); {self.read:,} prompt tokens read from the cache{written}"
+        )
+
+    def _group(self, key: str, ids: list[str]) -> str:
+        name = ids[0] + (f" and {len(ids) - 1:,} more" if len(ids) > 1 else "")
+        others = self.elsewhere.get(key, 0)
+        return name + (f" with {_count(others, 'row')} of other tasks" if others else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def cache_tallies(tasks: Sequence[tuple[str, Sequence[Shaped]]], rule: CacheRule, order: str) -> dict[str, CacheTally]:
+    """Each task's tally, its requests planned in the run's order and batches (`rule.chunk` requests at a time)."""
+    planner = PrefixPlanner(rule.min_tokens)
+    out = {task: CacheTally(rule.how) for task, _ in tasks}
+    for sequence in _run_order(tasks, order):
+        for start in range(0, len(sequence), rule.chunk):
+            batch = sequence[start : start + rule.chunk]
+            for (task, item), plan in zip(batch, planner.plan([item.shape for _, item in batch]), strict=True):
+                tally, share = out[task], item.tokens / max(1, item.shape.tokens)
+                read = round(plan.read * share)
+                written = round(plan.written * share) if rule.writes_billed else 0
+                tally.requests += 1
+                tally.read += read
+                tally.written += written
+                tally.per_request.append((item.tokens, read, written))
+                if plan.key is not None:
+                    tally.groups.setdefault(plan.key, []).append(item.sample_id)
+    for task, tally in out.items():  # a group's rows in the other tasks (a haystack at other lengths)
+        for key in tally.groups:
+            tally.elsewhere[key] = sum(len(other.groups.get(key, ())) for name, other in out.items() if name != task)
+    return out
+
+
+def _run_order(tasks: Sequence[tuple[str, Sequence[Shaped]]], order: str) -> list[list[tuple[str, Shaped]]]:
+    """The sequences the runner generates, each in its order: a task at a time (`Runner.run_task`), or with the cache
+    order and several tasks every task's requests as one (`Runner.run_together`)."""
+    sequences = []
+    for task, items in tasks:
+        by_doc = {item.doc_id: item for item in items}
+        keys = {item.doc_id: item.key or () for item in items} if order == "cache" else None
+        ordered = task_order([(item.tokens, item.doc_id) for item in items], keys)
+        sequences.append([(task, by_doc[doc_id]) for _, doc_id in ordered])
+    if order != "cache" or len(sequences) < 2:
+        return sequences
+    every = [entry for sequence in sequences for entry in sequence]
+    order_of = cache_order([item.tokens for _, item in every], [item.key or () for _, item in every])
+    return [[every[i] for i in order_of]]
 
 
 @dataclass(frozen=True)
@@ -49,8 +137,9 @@ class Estimate:
 
     @property
     def cached_usd(self) -> float | None:
-        """Its bill where the provider's cache serves every shared prefix (`cache_estimate`); None: no caching."""
-        return self._usd(self.caching) if self.caching is not None else None
+        """Its bill where the provider's cache serves every shared prefix (`cache_tallies`); `usd` where it is asked
+        to cache nothing."""
+        return self._usd(self.caching)
 
     def _usd(self, caching: CacheTally | None = None) -> float | None:
         if self.priced_as is None:
@@ -158,7 +247,7 @@ def _judge_tokens(chars: Sequence[int]) -> list[int]:
 def total_usd(estimates: Sequence[Estimate], cached: bool = False) -> float | None:
     """The run's estimate (without what nothing bounds: `unbounded`), or None where a model in it has no price;
     `cached`: where the provider's prompt cache serves every shared prefix."""
-    costs = [e.cached_usd if cached and e.caching is not None else e.usd for e in estimates if e.requests]
+    costs = [e.cached_usd if cached else e.usd for e in estimates if e.requests]
     return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
@@ -211,16 +300,14 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     lines += [f"- {note}." for note in cap_notes(estimates)]
     total = total_usd(estimates)
     if total is not None:
-        parts = {who: sum(e.usd or 0.0 for e in estimates if e.who == who) for who in ("model", "judge")}
-        judge = f", judge ${parts['judge']:,.2f}" if any(e.who == "judge" for e in estimates) else ""
         loose = unbounded(estimates)
         if loose:
             lines.append(
-                f"\nEstimated cost: at least ${total:,.2f} (model ${parts['model']:,.2f}{judge}), not an upper bound: "
-                f"nothing bounds the answers of {', '.join(loose)}."
+                f"\nEstimated cost: at least ${total:,.2f} {_by_payer(estimates)}, not an upper bound: nothing bounds "
+                f"the answers of {', '.join(loose)}."
             )
         else:
-            lines.append(f"\nEstimated cost: ${total:,.2f} (model ${parts['model']:,.2f}{judge}).")
+            lines.append(f"\nEstimated cost: ${total:,.2f} {_by_payer(estimates)}.")
         lines += caching_lines(estimates)
     else:
         missing = unpriced(estimates)
@@ -234,6 +321,15 @@ def cost_lines(estimates: Sequence[Estimate]) -> list[str]:
     return lines
 
 
+def _by_payer(estimates: Sequence[Estimate], cached: bool = False) -> str:
+    """The bill by who is paid, `(model $1.00, judge $0.20)` (the judge's part where the run has one)."""
+    model, judge = (
+        sum((e.cached_usd if cached else e.usd) or 0.0 for e in estimates if e.who == who) for who in ("model", "judge")
+    )
+    judged = f", judge ${judge:,.2f}" if any(e.who == "judge" for e in estimates) else ""
+    return f"(model ${model:,.2f}{judged})"
+
+
 CACHE_COLUMNS = " prompt tokens read from / written to the cache | USD with caching |"
 
 
@@ -245,16 +341,13 @@ def _dollars(usd: float | None, unbounded: str) -> str:
 
 def caching_lines(estimates: Sequence[Estimate]) -> list[str]:
     """The bill where the provider's prompt cache serves every shared prefix, and which rows share what, task by task
-    (`cache_estimate`); nothing where the model asks for no caching."""
+    (`cache_tallies`); nothing where the model asks for no caching."""
     tallies = [(e.task, e.caching) for e in estimates if e.caching is not None and e.requests]
     total = total_usd(estimates, cached=True)
     if not tallies or total is None:
         return []
-    model = sum((e.cached_usd if e.caching is not None else e.usd) or 0.0 for e in estimates if e.who == "model")
-    judge = sum(e.usd or 0.0 for e in estimates if e.who == "judge")
-    judged = f", judge ${judge:,.2f}" if any(e.who == "judge" for e in estimates) else ""
     return [
-        f"With prompt caching ({HOWS[tallies[0][1].how]}): ${total:,.2f} (model ${model:,.2f}{judged}) where the "
-        "cache serves every shared prefix; without it, the estimate above. Rows sharing a prefix:",
+        f"With prompt caching ({HOWS[tallies[0][1].how]}): ${total:,.2f} {_by_payer(estimates, cached=True)} where "
+        "the cache serves every shared prefix; without it, the estimate above. Rows sharing a prefix:",
         *(f"- {tally.describe(task)}." for task, tally in tallies),
     ]

@@ -91,7 +91,22 @@ MetricValue = Annotated[
 ]
 
 
-class SampleRecord(TypedDict, total=False):
+class LoggedFields(TypedDict, total=False):
+    """What a sample was asked, in its record (`harness.running.sample_records.RecordBuilder.log_fields`)."""
+
+    target: str
+    # the prompt as its backend sent it (`harness.sent`: a chat template's text, an API's messages as JSON, ...): its
+    # sha256, the text in the journal's prompt store (`harness.running.prompt_store`)
+    prompt_sha256: str
+    prompt: str  # the text itself: a journal from before the prompt store (`--log_samples`), or a record being made
+    sent_images: list[SentImageRecord]  # each image as sent: its hash, its size and the processor settings
+    assistant_prefix: str
+    image_sha256: list[str]
+    image_sizes: list[list[int | None]]  # None: a size the row does not record
+    effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
+
+
+class SampleRecord(LoggedFields, total=False):
     """One sample's line: its outcome and what it was asked (`harness.running.sample_records` builds it; a later
     record of a sample replaces an earlier one)."""
 
@@ -120,17 +135,6 @@ class SampleRecord(TypedDict, total=False):
     # the row's cluster keys from its task's `cluster_key:` (`harness.config.cluster_key`): rows sharing a key share an
     # item; absent for a task without one (and in journals from before: filled in when the task next finishes)
     cluster: list[str]
-    # what was asked
-    target: str
-    # the prompt as its backend sent it (`harness.sent`: a chat template's text, an API's messages as JSON, ...): its
-    # sha256, the text in the journal's prompt store (`harness.running.prompt_store`)
-    prompt_sha256: str
-    prompt: str  # the text itself: a journal from before the prompt store (`--log_samples`), or a record being made
-    sent_images: list[SentImageRecord]  # each image as sent: its hash, its size and the processor settings
-    assistant_prefix: str
-    image_sha256: list[str]
-    image_sizes: list[list[int | None]]  # None: a size the row does not record
-    effective_image_sizes: list[list[int] | None]  # after scaling to the model's max_pixels
 
 
 def identity_parts(parts: Mapping[str, object]) -> dict[str, Any]:
@@ -165,12 +169,12 @@ def metrics_change(theirs: Iterable[str], mine: Iterable[str]) -> str | None:
     return f"the task's metrics changed ({'; '.join(said)})" if said else None
 
 
-def fingerprint(parts: Mapping[str, object]) -> str:
-    return hashlib.sha256(json.dumps(identity_parts(parts), sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
 def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def fingerprint(parts: Mapping[str, object]) -> str:
+    return hashlib.sha256(canonical(identity_parts(parts)).encode()).hexdigest()[:20]
 
 
 def file_safe(task: str) -> str:

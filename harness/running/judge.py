@@ -45,6 +45,7 @@ from harness.errors import TaskConfigError
 from harness.file_writing import write_lines
 from harness.models.generation import safe_generate
 from harness.redact import dumps
+from harness.running.journal import file_safe
 from harness.running.task_hook import TaskHook, TaskHookError
 
 JUDGED = "judged"
@@ -287,9 +288,7 @@ def _score(
 
 
 def judge_log_name(task: str) -> str:
-    from harness.running.journal import journal_name
-
-    return "judge_" + journal_name(task).removeprefix("journal_")
+    return f"judge_{file_safe(task)}.jsonl"
 
 
 def write_judge_log(path: Path, outcomes: Sequence[JudgedSample]) -> None:

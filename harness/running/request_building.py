@@ -77,19 +77,6 @@ class RequestBuilder:
             request, doc, hook, rule, self.model, task.has_token_figures, screen, prepare=self.round_tripped
         )
 
-    def prepared(self, task: Task) -> Callable[[Request], Request] | None:
-        """What `LazyRequests` applies to each request it builds again: the input policies, then the text round trip,
-        then the truncation."""
-        policies = self.policies
-        if "truncation" not in task.hooks and task.config.text_round_trip is None:
-            return policies
-
-        def prepared(request: Request) -> Request:
-            request = self.round_tripped(policies(request) if policies else request)
-            return self.fit(task, task.doc(request.doc_id), request) if "truncation" in task.hooks else request
-
-        return prepared
-
 
 class _Built(Sequence[Request]):
     """A sequence whose requests are built one at a time when asked for (`_one`); a slice builds each of its own."""
@@ -105,21 +92,21 @@ class _Built(Sequence[Request]):
 
 @dataclass(eq=False, repr=False)  # a run's doc ids: too many to print
 class LazyRequests(_Built):
-    """A task's pending requests in run order."""
+    """A task's pending requests in run order, each built again as `builder` built it while screening."""
 
+    builder: RequestBuilder
     task: Task
     settings: GenerationSettings
     doc_ids: list[int]
-    policy: Callable[[Request], Request] | None = None
 
     def __len__(self) -> int:
         return len(self.doc_ids)
 
     def _one(self, index: int) -> Request:
         doc_id = self.doc_ids[index]
-        request = self.task.build_request(doc_id, self.task.doc(doc_id), self.settings)
+        request = self.builder.build(self.task, doc_id, self.task.doc(doc_id), self.settings)
         assert isinstance(request, Request), request  # it was built once already, while screening
-        return self.policy(request) if self.policy else request
+        return request
 
 
 class OrderedRequests(_Built):

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.api import SCORED, STATUSES, BackendFatalError, GenerationSettings, Model, Request, Response
+from harness.api import INVALID_INPUT, SCORED, STATUSES, BackendFatalError, GenerationSettings, Model, Request, Response
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.generation import safe_generate
@@ -47,7 +47,7 @@ from harness.running.request_building import ChainedRequests, LazyRequests, Orde
 from harness.running.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
 from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sample_store import SampleStore
-from harness.running.sharding import Shard
+from harness.running.sharding import Shard, shard_sizes
 from harness.running.task import Task, TaskResult
 from harness.running.task_aggregation import Aggregated
 from harness.running.task_judging import judge_task
@@ -170,7 +170,9 @@ class Runner:
                 out.changed += 1  # answered for other inputs (the data, or the prompt as sent, changed): again
             request = request or self.requests.build(task, doc_id, doc, settings)
             if isinstance(request, RowProblem):
-                screened.append(self.records.invalid(task, doc_id, sample_id, request.reason, doc))
+                screened.append(
+                    self.records.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, request.reason), doc)
+                )
                 continue
             problem = screen(request, self.model, check_tokens)
             if problem:
@@ -271,9 +273,7 @@ class Runner:
             raise
 
     def _pending(self, run: _TaskRun) -> LazyRequests:
-        return LazyRequests(
-            run.task, run.settings, [doc_id for _, doc_id in run.screened.pending], self.requests.prepared(run.task)
-        )
+        return LazyRequests(self.requests, run.task, run.settings, [doc_id for _, doc_id in run.screened.pending])
 
     def _task_result(self, run: _TaskRun) -> TaskResult:
         """Judge, compact the journal, write the sample log and aggregate, once the task's generation is done."""
@@ -368,7 +368,9 @@ class Runner:
             self.model.prepare(max(counts))
         if len(tasks) < 2:
             return [self._run_task_rows(task) for task in tasks]
-        overall = OverallProgress([self._documents(task) for task in tasks], self.options.progress)
+        shard = self.options.shard  # the documents of each task this run evaluates: its shard's
+        documents = [len(task) if shard is None else shard_sizes(len(task), shard.count)[shard.index] for task in tasks]
+        overall = OverallProgress(documents, self.options.progress)
         try:
             if self.model.facts.generates_across_tasks and len({task.name for task in tasks}) == len(tasks):
                 return self.run_together(tasks, overall)
@@ -380,11 +382,6 @@ class Runner:
         finally:
             self._overall = None
             overall.close()
-
-    def _documents(self, task: Task) -> int:
-        """The documents of `task` this run evaluates (its shard's)."""
-        shard = self.options.shard
-        return len(task) if shard is None else sum(1 for doc_id in range(len(task)) if shard.contains(doc_id))
 
     def _advance_overall(self, samples: int) -> None:
         if self._overall is not None:

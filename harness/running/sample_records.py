@@ -14,7 +14,6 @@ from typing import TypedDict, cast
 from harness.api import (
     EMPTY,
     ERROR,
-    INVALID_INPUT,
     OK,
     OVER_LENGTH,
     REFUSED,
@@ -32,13 +31,13 @@ from harness.models.reasoning import AnswerTags, ReasoningTags, strip_reasoning
 from harness.redact import scrub
 from harness.row_tokens import fit_within_pixels
 from harness.running.cache import input_sha256
-from harness.running.journal import SampleRecord
+from harness.running.journal import LoggedFields, SampleRecord
 from harness.running.metric_errors import ScoredRow
 from harness.running.prompt_store import text_sha256
 from harness.running.sample_store import Outcome
 from harness.running.task import Task
 from harness.running.task_hook import TaskHookError
-from harness.sent import Sent, SentImageRecord, sent_images
+from harness.sent import Sent, sent_images
 
 
 def screen(request: Request, model: Model, check_tokens: bool) -> tuple[Status, str] | None:
@@ -74,19 +73,6 @@ def cluster_field(task: Task, doc: Mapping[str, object]) -> ClusterField:
     """The record's `cluster` (the row's cluster keys), where its task declares `cluster_key:`."""
     keys = task.cluster_keys(doc)
     return {"cluster": keys} if keys else {}
-
-
-class LoggedFields(TypedDict, total=False):
-    """What a sample was asked, in its record (the `SampleRecord` fields of the same names): the journal keeps the
-    prompt's text in its prompt store, the record its `prompt_sha256` (`SampleStore.add`)."""
-
-    target: str
-    prompt: str
-    sent_images: list[SentImageRecord]
-    assistant_prefix: str
-    image_sha256: list[str]
-    image_sizes: list[list[int | None]]
-    effective_image_sizes: list[list[int] | None]
 
 
 @dataclass
@@ -148,10 +134,6 @@ class RecordBuilder:
         record.update(self.log_fields(task, request, doc, response.sent))
         return record
 
-    def invalid(self, task: Task, doc_id: int, sample_id: str, reason: str, doc: Mapping[str, object]) -> SampleRecord:
-        """The record of a row no request could be built from (`harness.running.task_requests.RowProblem`)."""
-        return self.screened_out(task, doc_id, sample_id, None, (INVALID_INPUT, reason), doc)
-
     def screened_out(
         self,
         task: Task,
@@ -161,7 +143,8 @@ class RecordBuilder:
         problem: tuple[Status, str],
         doc: Mapping[str, object],
     ) -> SampleRecord:
-        """The record of a request the screen kept from the model (`screen`), or of a row without one (`invalid`)."""
+        """The record of a request the screen kept from the model (`screen`), or of a row no request could be built
+        from (`request` None, `harness.running.task_requests.RowProblem`)."""
         record: SampleRecord = {"doc_id": doc_id, "sample_id": sample_id, "status": problem[0], "error": problem[1]}
         if request is not None:
             record["token_count"] = self.model.prompt_tokens(request)
@@ -244,11 +227,9 @@ def refresh_cluster_keys(task: Task, records: Mapping[str, SampleRecord], curren
         record = records.get(sample_id)
         if record is None:
             continue
-        keys = task.cluster_keys(task.doc(record["doc_id"]))
-        if record.get("cluster", []) != keys:
-            fresh = cast(SampleRecord, {k: v for k, v in record.items() if k != "cluster"})
-            fresh.update(cluster_field(task, task.doc(record["doc_id"])))
-            stale.append(fresh)
+        fresh = cluster_field(task, task.doc(record["doc_id"]))
+        if record.get("cluster", []) != fresh.get("cluster", []):
+            stale.append(cast(SampleRecord, {**{k: v for k, v in record.items() if k != "cluster"}, **fresh}))
     return stale
 
 

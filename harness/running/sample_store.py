@@ -1,9 +1,9 @@
-"""The per-task journal of finished samples, `journal_<task>.jsonl`: append-only JSONL, fsync'd as it grows.
+"""The per-task journal of finished samples, `journal_<task>.jsonl`: append-only JSONL, fsync'd as it grows, its lines
+in `harness.running.journal`'s format.
 
-The first line is a header with the run fingerprint (model identity, generation settings, task config less its
-scoring and version, dataset hash, and the shard of a `--shard i/n` run). A run started again with the same arguments
-reads the journal, skips every finished sample and appends the rest; a journal written by a different run
-is refused with the parts that differ, never mixed. A journal whose only difference is the task's scoring (its
+The first line is a header with the run fingerprint (what decides the replies: `harness.running.journal`). A run
+started again with the same arguments reads the journal, skips every finished sample and appends the rest; a journal
+written by a different run is refused with the parts that differ, never mixed. A journal whose only difference is the task's scoring (its
 metrics, scorer, aggregations: the header's `scoring` part), or one from before that part was recorded, is reused and
 its replies scored again (`rescoring`: the reason; each stored reply's metrics are dropped, the run scores them and
 compaction writes the new header, so a run killed before then rescores again). Reading never ends in a traceback:
@@ -16,8 +16,7 @@ When a task finishes, the journal is compacted: one line per sample (its latest 
 
 Some header parts only describe the run (`harness.running.journal.INFO_PARTS`: how many documents the task has
 under this `--limit`, which `harness merge` checks against): they are left out of the fingerprint, so raising
-`--limit` still resumes, and the header is brought up to date when they change. The lines' format is
-`harness.running.journal`'s.
+`--limit` still resumes, and the header is brought up to date when they change.
 """
 
 from __future__ import annotations

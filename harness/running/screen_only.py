@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Request
+from harness.models.api_client.prompt_cache import PromptShape, prompt_shape
 from harness.models.registry import backend_spec, get_model_class
+from harness.models.scheduling.prefix_order import PromptKey, prompt_key
 from harness.models.screen_model import ScreenModel
-from harness.running.cache_estimate import Shaped, shaped
 from harness.running.judge import prompt_chars
 from harness.running.request_building import RequestBuilder
 from harness.running.sample_records import screen
@@ -32,6 +33,22 @@ from harness.running.task import Task
 from harness.running.task_requests import RowProblem
 
 SENT = "sent"  # a verdict: the run would send the request to the model
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """One request the run would send, as the order and the cache see it (`cost_estimate.cache_tallies`)."""
+
+    doc_id: int
+    sample_id: str
+    tokens: int  # its prompt as the screen counts it
+    shape: PromptShape
+    key: PromptKey | None  # the cache order's key, where the run takes that order
+
+
+def shaped(request: Request, tokens: int, order: str) -> Shaped:
+    key = prompt_key(request) if order == "cache" else None
+    return Shaped(request.doc_id, request.sample_id, tokens, prompt_shape(request), key)
 
 
 def itself(backend: str, args: dict[str, str]) -> ScreenModel:

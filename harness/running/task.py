@@ -6,7 +6,6 @@ aggregation of a task's metrics and what identifies its scores; and what running
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,13 +15,14 @@ from harness.config.task_config import MetricSpec, TaskConfig, returns_as_declar
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.inputs.build_files import BUILDER_SOURCE
+from harness.running.journal import canonical
 from harness.running.judge import JudgeSpec
 from harness.running.metric_errors import ScoredRow
 from harness.running.metrics import AGGREGATIONS, SAMPLE_METRICS
 from harness.running.task_aggregation import Aggregated, aggregate_metrics
 from harness.running.task_hook import TaskHook, call_hook
 from harness.running.task_requests import TaskRequests
-from harness.running.task_rows import without_all_rows
+from harness.running.task_rows import ALL_ROWS
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 
 
@@ -30,8 +30,7 @@ def scored_metadata(metadata: Mapping[str, object] | None) -> dict[str, object] 
     """`metadata` as a task's identity holds it: less what only describes the task (`all_rows`, and
     `builder_source`, the official release the missing-data hint names), so declaring either leaves every journal
     written before resumable."""
-    kept = without_all_rows(metadata)
-    return None if kept is None else {k: v for k, v in kept.items() if k != BUILDER_SOURCE}
+    return None if metadata is None else {k: v for k, v in metadata.items() if k not in (ALL_ROWS, BUILDER_SOURCE)}
 
 
 class Task(TaskRequests):
@@ -181,7 +180,7 @@ SCORING_KEYS = frozenset({"metric_list", "process_results", "doc_to_target"})
 
 
 def _digest(config: Mapping[str, object], hooks: Mapping[str, str]) -> str:
-    return hashlib.sha256(json.dumps([config, hooks], sort_keys=True, default=str).encode()).hexdigest()
+    return hashlib.sha256(canonical([config, hooks]).encode()).hexdigest()
 
 
 @dataclass(kw_only=True)

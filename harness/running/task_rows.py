@@ -48,11 +48,6 @@ class RowsLeftOut:
         return {"scored": self.scored, "held": self.held, "all_with": self.all_with}
 
 
-def without_all_rows(metadata: Mapping[str, object] | None) -> dict[str, Any] | None:
-    """`metadata` less `all_rows`, as the task's identity holds it."""
-    return None if metadata is None else {k: v for k, v in metadata.items() if k != ALL_ROWS}
-
-
 def rows_left_out(
     process_docs: Callable[..., Any] | None,
     dataset: object,

@@ -23,7 +23,7 @@ with each), at least `min_tokens` long, the longest `MOST_MARKS` of them; its ke
 prefix the rows of one haystack share). A request reads the longest of its marks that an earlier one wrote; where
 that one is in the same batch it is sent only once that one has answered (a cache entry can be read only once the
 request that writes it has begun answering: Anthropic, "Prompt caching"). `--screen_only` runs the same planner over
-the run's requests in the run's order to price both bills (`harness.running.cache_estimate`).
+the run's requests in the run's order to price both bills (`harness.running.cost_estimate.cache_tallies`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ def api_screen_model(
     detail), screened against the limits `settings` give; `render`: the request as the backend would send it
     (`harness.sent`), what `--screen_only --write_out` prints; `output_cap`: what bounds an answer's billed output,
     where the backend does not send the request's `max_gen_toks` as its cap. How the backend asks its provider to cache
-    prompts (`settings.cache_rule`) is what the estimate prices (`harness.running.cache_estimate`)."""
+    prompts (`settings.cache_rule`) is what the estimate prices (`harness.running.cost_estimate.cache_tallies`)."""
     return by_family(
         settings.backend,
         model,

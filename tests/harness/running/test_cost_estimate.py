@@ -10,8 +10,7 @@ import pytest
 
 from harness.models.pricing import Price, PriceTable, Rates
 from harness.models.screen_model import OutputCap
-from harness.running.cache_estimate import CacheTally
-from harness.running.cost_estimate import cap_notes, cost_lines, estimate, total_usd, unbounded
+from harness.running.cost_estimate import CacheTally, cap_notes, cost_lines, estimate, total_usd, unbounded
 from harness.running.screen_only import SENT, ScreenedTask, Verdict
 
 
