@@ -2,7 +2,8 @@
 docs/backends.md share (`tests/harness/models/test_forward_pass.py` keeps the two in step, and fails for an `hf` or
 `vllm` alias no row names): for each, its tiny processor and config makers where transformers 5.20.2 runs it on this
 machine's CPU, or the exact reason it cannot, with a probe that shows the reason still holds (`blocked`: true while it
-does), so the row is revisited the day it stops holding. A `vllm` alias is checked through vLLM 0.33.0's own processor
+does), so the row is revisited the day it stops holding. A row may have both: its makers then run where its probe
+finds what this machine lacks (Gemma 4's processor, on a GPU machine's torch with torchvision). A `vllm` alias is checked through vLLM 0.33.0's own processor
 where that runs without a GPU; none of today's does (vLLM's model modules import transformers' torchvision image
 processors, or take the checkpoint's remote processor), so each such row says what is not checked and why.
 

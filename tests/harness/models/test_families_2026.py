@@ -159,7 +159,8 @@ def test_the_hf_count_of_a_gemma4_prompt_is_the_ids_its_processor_makes() -> Non
     try:
         processor_class = importlib.import_module(module).Gemma4Processor
     finally:
-        del sys.modules[stand_in], sys.modules[module]
+        del sys.modules[stand_in]
+        sys.modules.pop(module, None)
     made = current.gemma4_tokenizer()
     processor = processor_class.__new__(processor_class)
     processor.tokenizer, processor.image_processor, processor.chat_template = made, Gemma4ImageProcessorPil(), None
