@@ -161,6 +161,7 @@ def test_the_hf_count_of_a_gemma4_prompt_is_the_ids_its_processor_makes() -> Non
     finally:
         del sys.modules[stand_in]
         sys.modules.pop(module, None)
+        vars(sys.modules["transformers.models.gemma4"]).pop("processing_gemma4", None)
     made = current.gemma4_tokenizer()
     processor = processor_class.__new__(processor_class)
     processor.tokenizer, processor.image_processor, processor.chat_template = made, Gemma4ImageProcessorPil(), None
