@@ -287,8 +287,6 @@ class Model(abc.ABC):
     """
 
     name: str = "model"  # the registered name (a wrapper of a backend takes the backend's)
-    # A stand-in that replays journals (`harness merge`): what was sent is the records', not its own rendering's
-    replays_journals: bool = False
     _facts: ModelFacts = ModelFacts()
 
     @property

@@ -25,11 +25,6 @@ if TYPE_CHECKING:
     from harness.running.sharding import Shard
     from harness.running.task import TaskResult
 
-PREDICT_ONLY_NOTE = (
-    "the answers are generated and journalled, not scored (no metrics); the same command without "
-    "--predict_only scores them without generating again"
-)
-
 
 def run(options: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> int:
     """Run the evaluation `harness` was asked for (`argv`, and the `--config` file it names, `run_file`, read into
@@ -141,7 +136,7 @@ def thinking_line(tags: ReasoningTags | None, answer: AnswerTags | None, source:
 
 def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     from harness.api import BackendFatalError
-    from harness.outputs.results import build_results, summary_table
+    from harness.outputs.results import build_results, predict_only, summary_table
     from harness.run_config import cache_stats, run_config
     from harness.run_cost import budget_for, run_costs
     from harness.running.runner import Runner, RunOptions
@@ -202,10 +197,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     costs = run_costs(plan, task_results, identity, judge_served)
     if costs:
         results["cost"] = costs
-    if plan.options.predict_only:  # nothing scored: no group has a score either
-        results["predict_only"] = PREDICT_ONLY_NOTE
-        results["group_aggregation"] = {}
-        results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
+    if plan.options.predict_only:
+        predict_only(results)
     print(summary_table(results))
     _report_run(task_results, stats, plan.options.shard)
     _share(plan, results, _save_results(plan, results, options.date_id), options.date_id)
@@ -265,7 +258,7 @@ def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_
         print(show_configs(results["configs"]))
     if results_file is not None:
         if plan.options.predict_only:
-            print(f"harness: --predict_only: {PREDICT_ONLY_NOTE}", file=sys.stderr)
+            print(f"harness: --predict_only: {results['predict_only']}", file=sys.stderr)
         if plan.hub is not None:
             _upload(plan, results_file, date_id)
     if plan.options.wandb_args:

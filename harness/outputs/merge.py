@@ -1,6 +1,6 @@
 """`harness merge`: combine the per-sample journals of the shards of one run into the journals an
-unsharded run would have written, so the runner's normal aggregation gives the same results JSON
-(`harness.outputs.merge_runs.merge_shards`, the command, checks the shards' results files, merges, then re-aggregates).
+unsharded run would have written, so that aggregating their records gives the same results JSON
+(`harness.outputs.merge_runs.merge_shards`, the command, checks the shards' results files, merges, then aggregates).
 
 A shard's journal (`harness.running.journal`: a header line with the run's `parts`, then one record per
 sample, a later record of a sample replacing an earlier one) must carry its shard in
@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from builders.core import contract
-from harness.api import Model, Request, Response
 from harness.file_writing import write_lines
 from harness.running.journal import (
     SampleRecord,
@@ -73,20 +72,21 @@ class MergeReport:
     shards: int = 0
 
 
-def read_journal(path: Path) -> ShardJournal:
+def read_journal(path: Path, aggregations: Mapping[str, Mapping[str, str]] | None = None) -> ShardJournal:
     """Read a journal; a sample recorded twice keeps its last record (as a resumed run does). A record that
     cannot be used (not JSON or UTF-8, nested too deeply, of the wrong shape: `harness.running.sample_store`'s checks)
     is reported with its `file:line` and left out, so the merge finds its sample missing and names the shard to
-    run again; running it generates that sample anew."""
+    run again; running it generates that sample anew. `aggregations` (task -> metric -> its built-in aggregation)
+    also checks each metric's value has the shape its aggregation reads."""
     try:
         handle = contract.open_regular(path)  # without blocking: a FIFO planted as a journal is refused at once
     except OSError as err:
         raise MergeError(f"{path}: unreadable journal ({err.strerror or err})") from None
     with handle:
-        return _read_journal(path, handle)
+        return _read_journal(path, handle, aggregations or {})
 
 
-def _read_journal(path: Path, handle: BinaryIO) -> ShardJournal:
+def _read_journal(path: Path, handle: BinaryIO, aggregations: Mapping[str, Mapping[str, str]]) -> ShardJournal:
     """The journal's lines, streamed, each within `JOURNAL_LINE_MOST` (a longer one is skipped and named)."""
     first = contract.read_line(handle, JOURNAL_LINE_MOST)
     if first is None:
@@ -109,7 +109,7 @@ def _read_journal(path: Path, handle: BinaryIO) -> ShardJournal:
             record, problem = None, f"over {JOURNAL_LINE_MOST:,} bytes"
         else:
             record, problem = parse_line(line)
-            problem = problem or record_problem(record, header["task"])
+            problem = problem or record_problem(record, header["task"], aggregations.get(header["task"]))
         if problem or record is None:
             print(
                 f"harness: {path}:{number}: skipped an unreadable journal line ({problem}); run that shard again "
@@ -216,11 +216,13 @@ def merge_journals(journals: Sequence[ShardJournal]) -> tuple[dict[str, Any], li
     return unsharded, merged
 
 
-def find_journals(shard_dir: Path) -> dict[str, tuple[Path, ShardJournal]]:
+def find_journals(
+    shard_dir: Path, aggregations: Mapping[str, Mapping[str, str]] | None = None
+) -> dict[str, tuple[Path, ShardJournal]]:
     """task -> (path, journal) for every journal under one shard's output folder."""
     found: dict[str, tuple[Path, ShardJournal]] = {}
     for path in sorted(shard_dir.rglob(JOURNAL_GLOB)):
-        journal = read_journal(path)
+        journal = read_journal(path, aggregations)
         journal.relpath = str(path.relative_to(shard_dir))
         if journal.task in found:
             raise MergeError(
@@ -248,9 +250,10 @@ def merge_dirs(
     out_dir: str | Path,
     *,
     tasks: Collection[str] | None = None,
+    aggregations: Mapping[str, Mapping[str, str]] | None = None,
 ) -> MergeReport:
     """Merge the journals of every task found in the shard folders (or only of `tasks`) into `out_dir`,
-    at the same relative paths."""
+    at the same relative paths; `aggregations` as `read_journal` takes them."""
     dirs = [Path(d) for d in shard_dirs]
     if len(dirs) < 1:
         raise MergeError("give the output folders of the shards to merge")
@@ -260,7 +263,7 @@ def merge_dirs(
     out = Path(out_dir)
     if any(out.resolve() == d.resolve() for d in dirs):
         raise MergeError(f"{out}: the merged output must not be one of the shard folders")
-    per_dir = [find_journals(d) for d in dirs]
+    per_dir = [find_journals(d, aggregations) for d in dirs]
     found = sorted(set().union(*[set(j) for j in per_dir]))
     if not found:
         raise MergeError(f"no per-sample journals ({JOURNAL_GLOB}) under {', '.join(map(str, dirs))}")
@@ -279,28 +282,3 @@ def merge_dirs(
         report.tasks[task] = len(records)
         report.written.append(target)
     return report
-
-
-class JournalOnlyModel(Model):
-    """Stands in for the model when `harness merge` re-aggregates merged journals through the runner:
-    its identity is the one recorded in the journals' headers (so they match and every finished
-    sample is taken from them); a sample the shards left unfinished gets an error, never a new answer."""
-
-    name = "merged"
-    replays_journals = True
-
-    def __init__(self, identity: Mapping[str, object]) -> None:
-        self._identity = dict(identity)
-
-    @classmethod
-    def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
-        raise TypeError("JournalOnlyModel is built from a journal header: JournalOnlyModel(parts['model'])")
-
-    def identity(self) -> dict[str, Any]:
-        return dict(self._identity)
-
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        return [
-            Response(text=None, error="not_generated: unfinished in the merged shards; run that shard again")
-            for _ in requests
-        ]

@@ -1,7 +1,7 @@
 """`harness merge OUT SHARD_DIR...`: the run-level merge. Each shard folder's results file is found and checked
 (one run: the same model, data, limit, seed and settings; every shard present once), the shards' journals are
-merged (`harness.outputs.merge.merge_dirs`) and the merged run is aggregated again into one results file, as an
-unsharded run would have written it.
+merged (`harness.outputs.merge.merge_dirs`) and the merged records are aggregated into one results file, as an
+unsharded run would have written it: no build is opened and no request rebuilt (issue 62: readers read records).
 """
 
 from __future__ import annotations
@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from harness.api import SCORED, STATUSES
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
-from harness.outputs.merge import JournalOnlyModel, MergeError, merge_dirs, read_journal
+from harness.outputs.merge import TASK_DOCS_KEY, MergeError, ShardJournal, merge_dirs, read_journal
 from harness.outputs.results_file import (
     RESULTS_GLOB,
     ResultsFile,
@@ -30,9 +32,10 @@ from harness.outputs.trusted_tasks import (
     trusted_task_index,
     untrusted_task_folders,
 )
-from harness.running.journal import (
-    journal_name,
-)
+from harness.running.journal import SCORING_PART, fingerprint, journal_name, scoring_change
+from harness.running.sample_records import sum_usage
+from harness.running.task import Task, TaskResult
+from harness.running.task_aggregation import Aggregated
 
 
 @dataclass
@@ -163,63 +166,68 @@ def _task_index(runs: list[ShardRun], task_names: list[str], include_paths: Sequ
     return index
 
 
-def _answer_tags(recorded: object) -> tuple[str, str] | None:
-    """The shards' answer tags as their results record them (`config.answer_tags`), or None."""
-    if isinstance(recorded, list) and len(recorded) == 2:
-        return str(recorded[0]), str(recorded[1])
-    return None
+def _merged_task(task: Task, journal: ShardJournal, config: RunConfig, started: float) -> TaskResult:
+    """A task of the merged run from its journal's records alone, as the runner aggregates a finished task: merge
+    opens no build and rebuilds no request (what was sent is the records'); their metrics are the shards' scoring,
+    so a task whose scoring changed since is one line saying how to rescore them."""
+    change = scoring_change(journal.parts.get(SCORING_PART), task.scoring_identity())
+    if change:
+        raise UserError(
+            f"{journal.source}: {task.name}'s stored replies were scored otherwise ({change}); run each shard again "
+            "(it rescores them, generating nothing), then merge"
+        )
+    records = sorted(journal.records, key=lambda r: r["doc_id"])
+    counts = Counter(r["status"] for r in records)
+    usages = [r.get("usage") for r in records]
+    scored = [
+        task.scored_row(r["sample_id"], metrics, r.get("cluster"))
+        for r in records
+        if r["status"] in SCORED and (metrics := r.get("metrics")) is not None
+    ]
+    return TaskResult(
+        task=task,
+        settings=task.generation_settings(config.get("gen_kwargs") or {}, config.get("seed")),
+        fingerprint=fingerprint(journal.parts),
+        **vars(Aggregated() if config.get("predict_only") else task.aggregate(scored, config.get("bootstrap_iters"))),
+        counts={s: counts.get(s, 0) for s in STATUSES},
+        n_effective=len(records),
+        resumed=len(records),
+        changed=0,
+        generated=0,
+        seconds=time.time() - started,
+        usage=sum_usage(usages),
+        answer_usages=[u for u in usages if u],
+        task_docs=int(journal.parts.get(TASK_DOCS_KEY) or len(records)),
+        truncated=sum(1 for r in records if r.get("truncation")),
+    )
 
 
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_paths: Sequence[Path]) -> int:
-    from harness.inputs.input_policy import InputPolicy, RunPolicies
-    from harness.outputs.results import build_results, summary_table
-    from harness.running.runner import Runner, RunOptions
-    from harness.running.task import Task
+    from harness.outputs.results import build_results, predict_only, summary_table
 
     first = runs[0]
     config = first.results["config"]
     task_names = list(first.results["results"])
+    started = time.time()
+    index = _task_index(runs, task_names, include_paths)
+    metadata = config.get("metadata") or {}
+    tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]
     try:
-        report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names)
+        aggregations = {task.name: task.builtin_aggregations() for task in tasks}
+        report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names, aggregations=aggregations)
     except MergeError as err:
         raise UserError(str(err)) from None
-
-    index = _task_index(runs, task_names, include_paths)
+    task_results = [
+        _merged_task(task, read_journal(out_dir / journal_name(task.name)), config, started) for task in tasks
+    ]
     groups = first.results.get("group_subtasks") or {}
-    metadata = config.get("metadata") or {}
-    data_dir = config.get("data_dir")  # a folder, or hf://ORG/NAME@REVISION
-    tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]
-    for task in tasks:
-        task.load(data_dir, config.get("limit"), bool(config.get("trust_unverified_data")))
-    merged_journal = out_dir / journal_name(task_names[0])
-    identity = read_journal(merged_journal).parts.get("model")
-    if not isinstance(identity, dict):
-        raise UserError(f"{merged_journal}:1: the shards' journal headers name no model (`parts.model`)")
-    try:  # the shards' requests were built with the model's input policies: rebuilt so, they match their records
-        recorded = config.get("input_policies") or {}
-        policies = RunPolicies({task: InputPolicy.recorded(policy) for task, policy in recorded.items()})
-    except ValueError as err:
-        raise UserError(f"{first.results_file}: config.input_policies is not a policy per task ({err})") from None
-    options = RunOptions(
-        data_dir=data_dir,
-        policies=policies,
-        limit=config.get("limit"),
-        seed=config.get("seed"),
-        gen_kwargs=config.get("gen_kwargs") or {},
-        output_dir=out_dir,
-        progress=False,
-        retry_errors=False,
-        # the shards' own, so that their journals' headers match
-        reasoning_tags=tuple((str(a), str(b)) for a, b in config.get("reasoning_tags") or ()) or None,
-        answer_tags=_answer_tags(config.get("answer_tags")),
-        bootstrap_iters=config.get("bootstrap_iters"),
-    )
-    started = time.time()
-    task_results = Runner(JournalOnlyModel(identity), options).run(tasks)
-    unfinished = {r.task.name: r.generated for r in task_results if r.generated}
-    if unfinished:
-        raise UserError(f"the shards lack samples of {unfinished}; run those shards again to finish them, then merge")
     results = build_results(task_results, groups, index.groups, _merged_config(runs, argv), started, time.time())
+    # what the builds held, as the shards' results recorded them (merge opens no build)
+    results["datasets"] = first.results.get("datasets") or {}
+    for name, entry in results["n-samples"].items():
+        entry["original"] = first.results["n-samples"][name]["original"]
+    if config.get("predict_only"):
+        predict_only(results)
     print(summary_table(results))
     path = write_results(results, out_dir)
     print(

@@ -218,6 +218,19 @@ def _versions(
     }
 
 
+PREDICT_ONLY_NOTE = (
+    "the answers are generated and journalled, not scored (no metrics); the same command without "
+    "--predict_only scores them without generating again"
+)
+
+
+def predict_only(results: ResultsFile) -> None:
+    """A `--predict_only` run's results: its note, and no group score (nothing is scored)."""
+    results["predict_only"] = PREDICT_ONLY_NOTE
+    results["group_aggregation"] = {}
+    results["groups"] = {name: {"alias": entry["alias"]} for name, entry in results["groups"].items()}
+
+
 def build_results(
     task_results: list[TaskResult],
     groups: dict[str, list[str]],

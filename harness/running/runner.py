@@ -152,18 +152,12 @@ class Runner:
             if store.is_done(sample_id, final_only=self.options.retry_errors):
                 recorded = store.outcomes[sample_id].input_sha256
                 request = self.requests.build(task, doc_id, doc, settings) if recorded else None
-                # a record whose doc_id is not this sample's row (a damaged or foreign journal line) is no answer to it;
-                # a merge cannot cut as the shard's model did (it has no context), so a cut record is taken as it is
+                # a record whose doc_id is not this sample's row (a damaged or foreign journal line) is no answer to it
                 same = store.outcomes[sample_id].doc_id == doc_id and (
-                    not isinstance(request, Request)
-                    or input_sha256(request) == recorded
-                    or (self.model.replays_journals and bool(store.records[sample_id].get("truncation")))
+                    not isinstance(request, Request) or input_sha256(request) == recorded
                 )
-                if same and (
-                    self.model.replays_journals
-                    or not (
-                        isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
-                    )
+                if same and not (
+                    isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
                 ):
                     out.resumed += 1
                     continue

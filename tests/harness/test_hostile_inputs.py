@@ -142,10 +142,11 @@ def test_a_list_metric_in_a_shard_is_one_line_from_merge(
         "merge", tmp_path / "merged", tmp_path / "shard0", tmp_path / "shard1", "--include_path", shape_tasks
     )
     assert merged.code == 2 and "Traceback" not in merged.err, merged.err
+    assert f"{journal}:2: skipped an unreadable journal line (metrics.acc: expected a number" in merged.err
     assert (
         merged.err.strip()
         .splitlines()[-1]
-        .startswith(f"harness: error: the shards lack samples of {{'{TASK}': 1}}; run those shards again")
+        .endswith("(samples missing per shard: {'0/2': 1}); finish those shards, then merge again")
     )
 
 

@@ -131,7 +131,7 @@ def test_merge_names_the_shard_file_and_field(
     journal = tmp_path / "s0" / "constant" / journal_name("toy_colors")
     header, record, *rest = journal.read_text().splitlines()
     journal.write_text("\n".join([header, re.sub(r'"acc": [0-9.]+', '"acc": ' + BIG, record), *rest]) + "\n")
-    merged = harness("merge", tmp_path / "merged", tmp_path / "s0", tmp_path / "s1")
+    merged = harness("merge", tmp_path / "merged", tmp_path / "s0", tmp_path / "s1", "--include_path", toy_tasks)
     assert merged.code == 2 and "Traceback" not in merged.err, merged.err
     assert f"{journal}:2: skipped an unreadable journal line (metrics.acc: {LIMIT})" in merged.err
 

@@ -4,6 +4,7 @@ the unsharded run's results file (every metric, count, breakdown and per-sample 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -234,28 +235,62 @@ def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(
     assert got["results"] == full.results("random")["results"]
 
 
-def test_merge_rebuilds_with_the_shards_input_policies_and_says_one_it_cannot_apply(
+def test_merge_reads_records_only_with_the_data_gone_and_refuses_shards_that_sent_otherwise(
     tmp_path: Path, data_dir: Path, harness
 ) -> None:
-    """The shards' recorded `config.input_policies` must agree, and one that is not a policy per task (the results
-    files are edited, or from elsewhere) is a one-line error naming the file, not a traceback."""
+    """Issue 62: `harness merge` opens no build and rebuilds no request (what was sent is the records'), so it merges
+    with the data gone; the shards must still agree on what they sent by (`config.input_policies`)."""
+    data = tmp_path / "data"
+    shutil.copytree(data_dir, data)
     task = "mmneedle_m1_n2_k1_neg"
-    args = ("--tasks", task, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir)
+    args = ("--tasks", task, "--model", "random", "--data_dir", data, "--seed", "3")
+    full = harness(*args, "--output_path", tmp_path / "full")
     shards = [tmp_path / f"s{index}" for index in (0, 1)]
     for index, shard in enumerate(shards):
         assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
-
-    def recorded(policy: object, *which: Path) -> None:
-        for shard in which:
-            (path,) = shard.rglob("results_*.json")
-            data = json.loads(path.read_text())
-            data["config"]["input_policies"] = {task: policy}
-            path.write_text(json.dumps(data))
-
-    recorded({"image_scale": 0.5}, shards[0])
+    shutil.rmtree(data)
     run = harness("merge", tmp_path / "m", *shards)
-    assert run.code == 2 and "differ in: input_policies" in run.err
-    recorded({"image_scale": "half"}, *shards)
+    assert run.code == 0, run.err
+    got = json.loads(next((tmp_path / "m").rglob("results_*.json")).read_text())
+    for key in SAME:
+        assert got[key] == full.results("random")[key], key
+    assert got["datasets"][task]["location"] == str(data / "mmneedle")  # the build the shards recorded reading
+
+    (path,) = shards[0].rglob("results_*.json")
+    edited = json.loads(path.read_text())
+    edited["config"]["input_policies"] = {task: {"image_scale": 0.5}}
+    path.write_text(json.dumps(edited))
     run = harness("merge", tmp_path / "m2", *shards)
-    assert run.code == 2 and "config.input_policies is not a policy per task" in run.err
-    assert "results_" in run.err and "Traceback" not in run.err
+    assert run.code == 2 and "differ in: input_policies" in run.err and "Traceback" not in run.err
+
+
+@pytest.mark.slow  # sharded runs and merges (~3 s)
+def test_merge_says_how_to_rescore_replies_scored_otherwise_and_merges_predict_only_shards(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    """Merge rescores nothing (a score needs the build's row): shards scored otherwise than the task scores now are one
+    line saying how to rescore them; `--predict_only` shards merge into the unsharded `--predict_only` run's results."""
+    task = "mmneedle_m1_n2_k1_pos"
+    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--predict_only")
+    full = harness(*args, "--output_path", tmp_path / "full")
+    shards = [tmp_path / f"s{index}" for index in (0, 1)]
+    for index, shard in enumerate(shards):
+        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+    run = harness("merge", tmp_path / "m", *shards)
+    assert run.code == 0, run.err
+    got = json.loads(next((tmp_path / "m").rglob("results_*.json")).read_text())
+    expected = full.results("random")
+    for key in (*SAME, "predict_only", "groups", "sample_counts"):
+        assert got.get(key) == expected.get(key), key
+    assert "predict_only" in got and not got["results"][task].get("existence_acc,none")
+
+    for shard in shards:  # the shards' journals say they were scored with a metric the task no longer has
+        journal = next(shard.rglob(f"journal_{task}.jsonl"))
+        header, *rest = journal.read_text().splitlines(keepends=True)
+        parsed = json.loads(header)
+        parsed["parts"]["scoring"]["metrics"] = ["old_acc"]
+        journal.write_text(json.dumps(parsed) + "\n" + "".join(rest))
+    run = harness("merge", tmp_path / "m2", *shards)
+    assert run.code == 2 and "Traceback" not in run.err
+    assert "stored replies were scored otherwise (the task's metrics changed (added" in run.err
+    assert "removed old_acc)); run each shard again (it rescores them, generating nothing), then merge" in run.err

@@ -168,12 +168,12 @@ def test_merge_needs_journals(tmp_path):
 
 
 def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_path, capsys):
-    """The route `harness merge` takes: shard journals -> merge_dirs -> the runner over the merged
-    folder with a JournalOnlyModel (nothing generated) -> the unsharded run's metrics and counts."""
+    """The route `harness merge` takes: shard journals -> merge_dirs -> each task aggregated from the merged
+    journal's records alone, its data never loaded (nothing generated) -> the unsharded run's metrics and counts."""
     from harness.cli import main
     from harness.config.task_index import TaskIndex
-    from harness.outputs.merge import JournalOnlyModel, write_journal
-    from harness.running.runner import Runner, RunOptions
+    from harness.outputs.merge import write_journal
+    from harness.outputs.merge_runs import _merged_task
     from harness.running.task import Task
 
     names = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"]
@@ -216,14 +216,10 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
     merge_dirs(shard_dirs, merged)
 
     index = TaskIndex([])
+    (model_dir,) = {p.parent for p in merged.rglob("journal_*.jsonl")}
     tasks = [Task(index.tasks[name], {}) for name in names]
-    for task in tasks:
-        task.load(mmneedle_dir, None)
-    (model_dir,) = [p.parent for p in merged.rglob("journal_*.jsonl")][:1]
-    identity = read_journal(next(model_dir.glob("journal_*.jsonl"))).parts["model"]
-    results = Runner(
-        JournalOnlyModel(identity), RunOptions(data_dir=mmneedle_dir, output_dir=model_dir, progress=False)
-    ).run(tasks)
+    results = [_merged_task(t, read_journal(model_dir / journal_name(t.name)), {}, 0.0) for t in tasks]
+    assert all(task.docs is None for task in tasks)  # the merge read records only
     for result in results:
         assert result.generated == 0 and result.resumed == result.n_effective
         want = expected[result.task.name]
