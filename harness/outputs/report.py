@@ -17,7 +17,6 @@ results file records are named, never read, since a results folder may come from
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,17 +34,13 @@ from harness.outputs.provenance import (
     provenance_section,
 )
 from harness.outputs.report_hooks import AcrossModels, report_of
-from harness.outputs.results_file import metric_items
+from harness.outputs.results_file import metric_items, value_text
 from harness.outputs.run_provenance import provenance_opening
 from harness.outputs.run_to_run import MeasuredRunToRun, measured_run_to_run
 from harness.outputs.trusted_tasks import trusted_task_folders
 from harness.outputs.verdict_family import adjusted_by
 
 PERCENT = 100  # the one scale of the numbers the report sets side by side
-
-
-def _fmt(value: object) -> str:
-    return f"{value:.4f}" if isinstance(value, float) and not math.isnan(value) else str(value)
 
 
 def metric_table(data: ModelResults) -> list[str]:
@@ -66,7 +61,7 @@ def metric_table(data: ModelResults) -> list[str]:
                 if first
                 else " | | | "
             )
-            lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
+            lines.append(f"| {head} | {metric} | {value_text(value)} | {value_text(stderr)} |")
             first = False
     return [*lines, ""]
 
@@ -167,7 +162,7 @@ def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None 
         return ""
     value = entry[f"{metric},none"]
     if number(value) is None:
-        return _fmt(value)
+        return value_text(value)
     estimate = estimate_of(data, name, metric, scale)
     if scale is None:
         return interval_text(estimate, decimals=4)
