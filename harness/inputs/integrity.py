@@ -48,19 +48,6 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
     return data
 
 
-def check_image_decodes(data: bytes) -> None:
-    """Raise `ImageIntegrityError` unless the bytes decode to a picture. A JPEG is decoded at its smallest DCT
-    scale (`draft`): every byte of it is still read, so a cut-short file fails, at a fraction of the cost."""
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.draft(image.mode, (1, 1))
-            image.load()
-    except Exception as err:  # Pillow raises many types for broken files
-        raise ImageIntegrityError(f"{type(err).__name__}: {err}") from None
-
-
 def image_problem(image: Any, position: int, *, decode: bool = True) -> str | None:
     """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
     a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task`; an input
@@ -73,10 +60,16 @@ def image_problem(image: Any, position: int, *, decode: bool = True) -> str | No
         return str(err)
     if not decode:
         return None
+    from PIL import Image
+
     try:
-        check_image_decodes(data)
-    except ImageIntegrityError as err:
-        return f"image {position} (sha256 {image.sha256[:12]}) does not decode: {err}"
+        # A JPEG is decoded at its smallest DCT scale (`draft`): every byte of it is still read, so a cut-short file
+        # fails, at a fraction of the cost.
+        with Image.open(io.BytesIO(data)) as picture:
+            picture.draft(picture.mode, (1, 1))
+            picture.load()
+    except Exception as err:  # Pillow raises many types for broken files
+        return f"image {position} (sha256 {image.sha256[:12]}) does not decode: {type(err).__name__}: {err}"
     return None
 
 
