@@ -5,11 +5,8 @@ each task ran on, and a warning when that data is synthetic or limited), each be
 of every metric. Figures are drawn after the text, once per distinct content (`harness.outputs.figure_batch`).
 
 A benchmark's section comes from its tasks (or groups): the declaration their YAML names (`benchmark: !function
-benchmark.BENCHMARK`, a `harness.config.benchmark.Benchmark`) holds its `ReportHooks`
-(`harness.outputs.report_hooks`): a `Section`, `fn(model, data, out_dir) -> list[str]`, that receives the model's
-name, a `ModelResults` holding only the tasks (and groups) that declare it, and the folder to write plots to, and
-returns markdown lines; the rows, in its order, that the cross-model table shows for those tasks and groups
-(without: each one's first metric, in natural order), the scale its scores are on, a part drawn across every model.
+benchmark.BENCHMARK`, a `harness.config.benchmark.Benchmark`) holds its `ReportHooks` (`harness.outputs.report_hooks`
+says what each hook is given and returns), each given only the results of the tasks and groups that declare it.
 Tasks are looked up in the installed task folders plus the `--include_path`s given to `harness report`: the ones a
 results file records are named, never read, since a results folder may come from elsewhere and its hooks are code.
 """
