@@ -124,8 +124,7 @@ def load_results(
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
     models: dict[str, ModelResults] = {}
     read = {path: data for path in files if (data := reader(path)) is not None}
-    files = list(read)
-    for path in sorted(files, key=lambda p: read[p].get("date") or 0):
+    for path in sorted(read, key=lambda p: read[p].get("date") or 0):
         data = read[path]
         if "partial" in data or COPY_OF in data:  # a shard's part; a copy of a run's file, read at its original
             continue
