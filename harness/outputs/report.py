@@ -305,7 +305,12 @@ def write_report(
     out_dir = out_dir or results_dir
     models = load_results(results_dir)  # before the folder is made: a mistyped path leaves nothing behind
     out_dir.mkdir(parents=True, exist_ok=True)
-    _trust_only_given_tasks(models, include_paths)
+    # Every model's task folders become those given to the report (`trusted_tasks`, the one rule of the commands that
+    # read a results folder); the recorded ones left out are named in one line.
+    recorded = {path for data in models.values() for path in data.include_paths}
+    trusted = set(trusted_task_folders("harness report", include_paths, recorded))
+    for data in models.values():
+        data.include_paths = set(trusted)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
     with figure_batch(out_dir, figures, workers) as batch, adjusted_by(adjust), measured_run_to_run(run_to_run):
         lines = _report_lines(results_dir, models, out_dir, figures, paired)
@@ -315,15 +320,6 @@ def write_report(
     if failures:
         lines += ["Figures that could not be drawn:", "", *[f"- *{failure}*" for failure in failures], ""]
     return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md
-
-
-def _trust_only_given_tasks(models: dict[str, ModelResults], include_paths: Sequence[Path]) -> None:
-    """Every model's task folders become those given to the report (`trusted_tasks`, the one rule of the commands
-    that read a results folder); the recorded ones left out are named in one line."""
-    recorded = {path for data in models.values() for path in data.include_paths}
-    trusted = set(trusted_task_folders("harness report", include_paths, recorded))
-    for data in models.values():
-        data.include_paths = set(trusted)
 
 
 def _report_lines(
