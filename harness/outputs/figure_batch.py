@@ -189,11 +189,17 @@ class FigureBatch:
 _BATCH: contextvars.ContextVar[FigureBatch | None] = contextvars.ContextVar("figure_batch", default=None)
 
 
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 @contextlib.contextmanager
 def figure_batch(out_dir: Path, draw: bool = True, workers: int | None = None) -> Iterator[FigureBatch]:
     """Gather the figures asked for inside this block into one batch (wait for them with `batch.finish()`)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    batch = FigureBatch(out_dir, draw, cpus if workers is None else max(1, workers))
+    batch = FigureBatch(out_dir, draw, available_cpus() if workers is None else max(1, workers))
     token = _BATCH.set(batch)
     try:
         yield batch

@@ -42,18 +42,24 @@ PNG_DPI = 110
 
 
 def save_figure(fig: Any, png: Path, dpi: int = PNG_DPI) -> None:
-    """Write `fig` to `png` and, as SVG, to `vector_path(png)`; then close it (a report draws many). Each is drawn
-    into a temporary file renamed over its path: a link planted there is replaced, never written through. A report
+    """Write `fig` to `png` and, as SVG, to `vector_path(png)`; then close it (a report draws many). A report
     section asks for its figures through `harness.outputs.figure_batch.figure` instead (drawn once, in parallel)."""
-    import matplotlib
     import matplotlib.pyplot as plt
 
     try:
-        write_atomically(png, lambda handle: fig.savefig(handle, format="png", dpi=dpi))
-        # A fixed hash salt and no date keep the SVG the same bytes for the same figure.
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mmlongeval"}):
-            write_atomically(
-                vector_path(png), lambda handle: fig.savefig(handle, format="svg", metadata={"Date": None})
-            )
+        _save(fig, png, "png", dpi)
+        _save(fig, vector_path(png), "svg", dpi)
     finally:
         plt.close(fig)
+
+
+def _save(fig: Any, path: Path, fmt: str, dpi: int) -> None:
+    """Drawn into a temporary file renamed over `path`: a link planted at `path` is replaced, never written through."""
+    import matplotlib
+
+    if fmt == "png":
+        write_atomically(path, lambda handle: fig.savefig(handle, format="png", dpi=dpi))
+        return
+    # A fixed hash salt and no date keep the SVG the same bytes for the same figure.
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mmlongeval"}):
+        write_atomically(path, lambda handle: fig.savefig(handle, format="svg", metadata={"Date": None}))
