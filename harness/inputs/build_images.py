@@ -13,7 +13,6 @@ why, and the images travel as bytes instead.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -32,12 +31,6 @@ class BuildFiles:
     paths: tuple[str, ...]
     sha256: tuple[str, ...]
     sizes: tuple[int, ...]
-
-    @classmethod
-    def of(cls, files: Sequence[DataFile], location: str) -> BuildFiles:
-        return cls(
-            location, tuple(str(f.path) for f in files), tuple(f.sha256 for f in files), tuple(f.size for f in files)
-        )
 
 
 @dataclass(frozen=True)
@@ -66,7 +59,9 @@ class BuildImage:
 @lru_cache(maxsize=256)
 def _files(files: tuple[DataFile, ...], location: str) -> BuildFiles:
     """One `BuildFiles` per set of opened files, so that a batch's images share it (pickled once)."""
-    return BuildFiles.of(files, location)
+    return BuildFiles(
+        location, tuple(str(f.path) for f in files), tuple(f.sha256 for f in files), tuple(f.size for f in files)
+    )
 
 
 def locate(ref: ImageRef) -> BuildImage | None:

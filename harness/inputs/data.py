@@ -70,10 +70,6 @@ class LoadedDataset:
         return {"location": self.location, "revision": self.revision, "fingerprint": self.fingerprint, **self.info}
 
     @property
-    def image_storage(self) -> str:
-        return contract.manifest_image_storage(self.manifest)
-
-    @property
     def image_columns(self) -> list[str]:
         return self.split.image_columns if self.split is not None else []
 
@@ -82,7 +78,9 @@ class LoadedDataset:
         column of a shared-storage build (or unverified data with an image table), the build's image table."""
         if column == contract.IMAGES and column not in self.image_columns and self.folder is not None:
             table = self.folder / contract.IMAGE_TABLE_CONFIG
-            if self.image_storage == contract.SHARED or (not self.verified and table.is_dir()):
+            if contract.manifest_image_storage(self.manifest) == contract.SHARED or (
+                not self.verified and table.is_dir()
+            ):
                 images, files = self._image_table()
                 return SharedImageColumn(docs, images, files, self.location)
         assert self.split is not None

@@ -48,19 +48,6 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
     return data
 
 
-def check_image_decodes(data: bytes) -> None:
-    """Raise `ImageIntegrityError` unless the bytes decode to a picture. A JPEG is decoded at its smallest DCT
-    scale (`draft`): every byte of it is still read, so a cut-short file fails, at a fraction of the cost."""
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.draft(image.mode, (1, 1))
-            image.load()
-    except Exception as err:  # Pillow raises many types for broken files
-        raise ImageIntegrityError(f"{type(err).__name__}: {err}") from None
-
-
 def image_problem(image: Any, position: int, *, decode: bool = True) -> str | None:
     """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
     a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task`; an input
@@ -73,10 +60,16 @@ def image_problem(image: Any, position: int, *, decode: bool = True) -> str | No
         return str(err)
     if not decode:
         return None
+    from PIL import Image
+
     try:
-        check_image_decodes(data)
-    except ImageIntegrityError as err:
-        return f"image {position} (sha256 {image.sha256[:12]}) does not decode: {err}"
+        # A JPEG is decoded at its smallest DCT scale (`draft`): every byte of it is still read, so a cut-short file
+        # fails, at a fraction of the cost.
+        with Image.open(io.BytesIO(data)) as picture:
+            picture.draft(picture.mode, (1, 1))
+            picture.load()
+    except Exception as err:  # Pillow raises many types for broken files
+        return f"image {position} (sha256 {image.sha256[:12]}) does not decode: {type(err).__name__}: {err}"
     return None
 
 
@@ -133,10 +126,10 @@ class DataFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         # Opened without blocking, a regular file only (a FIFO planted as a data file is refused at once); the mapping
-        # keeps the file (its inode) for as long as it is read.
+        # (None for an empty file) keeps the file (its inode) for as long as it is read.
         with contract.open_regular(path) as file:
             self._stat = os.fstat(file.fileno())
-            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
+            self.mapping = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) if self._stat.st_size else None
         self.size = self._stat.st_size
         self.sha256 = ""
         self._check_lock = threading.Lock()
@@ -151,7 +144,7 @@ class DataFile:
 
     def _digest(self) -> str:
         digest = hashlib.sha256()
-        view = memoryview(self._map) if self._map is not None else memoryview(b"")
+        view = memoryview(self.mapping) if self.mapping is not None else memoryview(b"")
         for start in range(0, len(view), _HASH_BLOCK):
             digest.update(view[start : start + _HASH_BLOCK])
             self._release(start, _HASH_BLOCK)
@@ -163,11 +156,11 @@ class DataFile:
         page cache and read back unchanged when touched again (a shared, read-only file mapping), but no longer
         count in this process's memory: a build's files, hashed whole and read image by image, would otherwise
         stay resident in full, and the run's peak RSS grow with the rows it has read."""
-        if self._map is None or not hasattr(mmap, "MADV_DONTNEED"):
+        if self.mapping is None or not hasattr(mmap, "MADV_DONTNEED"):
             return
         length = self.size - start if length is None else min(length, self.size - start)
         if length > 0:
-            self._map.madvise(mmap.MADV_DONTNEED, start, length)
+            self.mapping.madvise(mmap.MADV_DONTNEED, start, length)
 
     def unchanged(self) -> bool:
         """Whether the file at this path is still the one hashed, untouched."""
@@ -197,19 +190,14 @@ class DataFile:
     def _same_identity(self, now: os.stat_result) -> bool:
         return _identity(self.path, now) == _identity(self.path, self._stat)
 
-    @property
-    def mapping(self) -> mmap.mmap | None:
-        """The file's bytes, memory-mapped (None for an empty file)."""
-        return self._map
-
     def parquet(self) -> Any:
         """The file as a `pyarrow.parquet.ParquetFile` reading the mapped bytes (no copy of the file)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self._map is None:
+        if self.mapping is None:
             raise ValueError(f"{self.path} is empty, not a Parquet file")
-        return pq.ParquetFile(pa.BufferReader(pa.py_buffer(self._map)))
+        return pq.ParquetFile(pa.BufferReader(pa.py_buffer(self.mapping)))
 
 
 # The files this process has open, by path: the tasks of one build (a config's positives and negatives, every

@@ -94,7 +94,7 @@ class SplitFiles:
             self._counts[column] = counts
         return self._counts[column][row]
 
-    def _reader(self, column: str) -> contract.ParquetColumn:
+    def reader(self, column: str) -> contract.ParquetColumn:
         if column not in self._readers:
             self._readers[column] = contract.ParquetColumn(
                 self.parquet,
@@ -104,15 +104,12 @@ class SplitFiles:
             )
         return self._readers[column]
 
-    def cell(self, column: str, row: int) -> Any:
-        return self._reader(column).cell(row)
-
     def image_bytes(self, column: str, row: int, index: int) -> bytes | None:
         """The bytes of image `index` of `row` (read straight from the mapping where the file stores them
         plainly); None for an image stored by path."""
         if column not in self._listed:  # `schema_arrow` builds the schema again on every call
             self._listed[column] = pa.types.is_list(self.parquet[0].schema_arrow.field(column).type)
-        return self._reader(column).image_bytes(row, index if self._listed[column] else None)
+        return self.reader(column).image_bytes(row, index if self._listed[column] else None)
 
 
 def source_rows(docs: datasets.Dataset, task: str) -> Any:
@@ -154,13 +151,13 @@ class ImageColumn:
 
     def value(self, doc_id: int) -> Any:
         """The cell as `Image(decode=False)` gives it (`{"bytes", "path"}`, or a list of them)."""
-        return self.split.cell(self.column, int(self.rows[doc_id])).as_py()
+        return self.split.reader(self.column).cell(int(self.rows[doc_id])).as_py()
 
     def read(self, doc_id: int, index: int) -> bytes:
         row = int(self.rows[doc_id])
         data = self.split.image_bytes(self.column, row, index)
         if data is None:
-            cell = self.split.cell(self.column, row)
+            cell = self.split.reader(self.column).cell(row)
             item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
             path = item["path"].as_py() if "path" in item.type.names else None
             if not path or self.folder is None:

@@ -24,15 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from builders.core.contract import IMAGE_PLACEHOLDER
-from harness.api import ImagePart, Request
-from harness.inputs.prompts import messages_from_prompt
+from harness.api import Request
+from harness.inputs.prompts import messages_from_prompt, prompt_text
 from harness.sent import RoundTripRecord
 
 
 def user_prompt(request: Request) -> str:
     """The request's last turn, `<image>` where each image goes."""
-    return "".join(IMAGE_PLACEHOLDER if isinstance(p, ImagePart) else p.text for p in request.messages[-1].content)
+    return prompt_text(request.messages[-1:])
 
 
 def check(request: Request) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from harness.config.task_index import natural_key
 from harness.errors import UserError
 from harness.models.registry import backend_spec
-from harness.outputs.provenance import TaskData, provenance_line, task_data
+from harness.outputs.provenance import DataOrigin, TaskData, provenance_line
 from harness.outputs.results_file import (
     COPY_OF,
     RESULTS_GLOB,
@@ -83,11 +83,17 @@ class ModelResults:
     def task_data(self, task: str) -> TaskData:
         """The data `task` ran on and its row counts, as its results file records them."""
         source: Mapping[str, Any] = self.sources.get(task, {})
-        return task_data(
+        dataset = source.get("datasets", {}).get(task) or {}
+        config = dataset.get("config") or {}
+        n_samples = source.get("n-samples", {}).get(task) or {}
+        return TaskData(
             task,
-            source.get("datasets", {}).get(task) or {},
-            source.get("config") or {},
-            source.get("n-samples", {}).get(task) or {},
+            DataOrigin.of(dataset, source.get("config") or {}),
+            config.get("rows"),
+            n_samples.get("original"),
+            n_samples.get("effective"),
+            config.get("content_sha256"),
+            dataset.get("rows_left_out") or None,
         )
 
     def data(self) -> list[TaskData]:
@@ -124,8 +130,7 @@ def load_results(
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")
     models: dict[str, ModelResults] = {}
     read = {path: data for path in files if (data := reader(path)) is not None}
-    files = list(read)
-    for path in sorted(files, key=lambda p: read[p].get("date") or 0):
+    for path in sorted(read, key=lambda p: read[p].get("date") or 0):
         data = read[path]
         if "partial" in data or COPY_OF in data:  # a shard's part; a copy of a run's file, read at its original
             continue

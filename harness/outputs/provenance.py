@@ -165,19 +165,6 @@ class TaskData:
     left_out: Mapping[str, Any] | None = None  # `rows_left_out`: scored, held, all_with
 
 
-def task_data(task: str, dataset: Mapping[str, Any], run: Mapping[str, Any], n_samples: Mapping[str, Any]) -> TaskData:
-    config = dataset.get("config") or {}
-    return TaskData(
-        task,
-        DataOrigin.of(dataset, run),
-        config.get("rows"),
-        n_samples.get("original"),
-        n_samples.get("effective"),
-        config.get("content_sha256"),
-        dataset.get("rows_left_out") or None,
-    )
-
-
 def _by_origin(tasks: Iterable[TaskData]) -> dict[DataOrigin, list[TaskData]]:
     groups: dict[DataOrigin, list[TaskData]] = {}
     for entry in tasks:

@@ -5,11 +5,8 @@ each task ran on, and a warning when that data is synthetic or limited), each be
 of every metric. Figures are drawn after the text, once per distinct content (`harness.outputs.figure_batch`).
 
 A benchmark's section comes from its tasks (or groups): the declaration their YAML names (`benchmark: !function
-benchmark.BENCHMARK`, a `harness.config.benchmark.Benchmark`) holds its `ReportHooks`
-(`harness.outputs.report_hooks`): a `Section`, `fn(model, data, out_dir) -> list[str]`, that receives the model's
-name, a `ModelResults` holding only the tasks (and groups) that declare it, and the folder to write plots to, and
-returns markdown lines; the rows, in its order, that the cross-model table shows for those tasks and groups
-(without: each one's first metric, in natural order), the scale its scores are on, a part drawn across every model.
+benchmark.BENCHMARK`, a `harness.config.benchmark.Benchmark`) holds its `ReportHooks` (`harness.outputs.report_hooks`
+says what each hook is given and returns), each given only the results of the tasks and groups that declare it.
 Tasks are looked up in the installed task folders plus the `--include_path`s given to `harness report`: the ones a
 results file records are named, never read, since a results folder may come from elsewhere and its hooks are code.
 """
@@ -17,7 +14,6 @@ results file records are named, never read, since a results folder may come from
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,17 +31,13 @@ from harness.outputs.provenance import (
     provenance_section,
 )
 from harness.outputs.report_hooks import AcrossModels, report_of
-from harness.outputs.results_file import metric_items
+from harness.outputs.results_file import metric_items, value_text
 from harness.outputs.run_provenance import provenance_opening
 from harness.outputs.run_to_run import MeasuredRunToRun, measured_run_to_run
 from harness.outputs.trusted_tasks import trusted_task_folders
 from harness.outputs.verdict_family import adjusted_by
 
 PERCENT = 100  # the one scale of the numbers the report sets side by side
-
-
-def _fmt(value: object) -> str:
-    return f"{value:.4f}" if isinstance(value, float) and not math.isnan(value) else str(value)
 
 
 def metric_table(data: ModelResults) -> list[str]:
@@ -66,7 +58,7 @@ def metric_table(data: ModelResults) -> list[str]:
                 if first
                 else " | | | "
             )
-            lines.append(f"| {head} | {metric} | {_fmt(value)} | {_fmt(stderr)} |")
+            lines.append(f"| {head} | {metric} | {value_text(value)} | {value_text(stderr)} |")
             first = False
     return [*lines, ""]
 
@@ -167,7 +159,7 @@ def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None 
         return ""
     value = entry[f"{metric},none"]
     if number(value) is None:
-        return _fmt(value)
+        return value_text(value)
     estimate = estimate_of(data, name, metric, scale)
     if scale is None:
         return interval_text(estimate, decimals=4)
@@ -313,7 +305,12 @@ def write_report(
     out_dir = out_dir or results_dir
     models = load_results(results_dir)  # before the folder is made: a mistyped path leaves nothing behind
     out_dir.mkdir(parents=True, exist_ok=True)
-    _trust_only_given_tasks(models, include_paths)
+    # Every model's task folders become those given to the report (`trusted_tasks`, the one rule of the commands that
+    # read a results folder); the recorded ones left out are named in one line.
+    recorded = {path for data in models.values() for path in data.include_paths}
+    trusted = set(trusted_task_folders("harness report", include_paths, recorded))
+    for data in models.values():
+        data.include_paths = set(trusted)
     task_index.cache_clear()  # task folders may have changed since an earlier report in this process
     with figure_batch(out_dir, figures, workers) as batch, adjusted_by(adjust), measured_run_to_run(run_to_run):
         lines = _report_lines(results_dir, models, out_dir, figures, paired)
@@ -323,15 +320,6 @@ def write_report(
     if failures:
         lines += ["Figures that could not be drawn:", "", *[f"- *{failure}*" for failure in failures], ""]
     return write_text(out_dir / "report.md", "\n".join(lines))  # never through a link planted at report.md
-
-
-def _trust_only_given_tasks(models: dict[str, ModelResults], include_paths: Sequence[Path]) -> None:
-    """Every model's task folders become those given to the report (`trusted_tasks`, the one rule of the commands
-    that read a results folder); the recorded ones left out are named in one line."""
-    recorded = {path for data in models.values() for path in data.include_paths}
-    trusted = set(trusted_task_folders("harness report", include_paths, recorded))
-    for data in models.values():
-        data.include_paths = set(trusted)
 
 
 def _report_lines(

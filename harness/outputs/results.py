@@ -40,6 +40,7 @@ from harness.outputs.results_file import (
     metric_items,
     strict_number,
     strict_values,
+    value_text,
 )
 from harness.running.task import TaskResult
 from harness.uncertainty.variance import ClusteredError
@@ -302,10 +303,6 @@ def build_results(
     return out
 
 
-def _fmt(value: object) -> str:
-    return f"{value:.4f}" if isinstance(value, float) else str(value)
-
-
 def summary_table(results: ResultsFile) -> str:
     """A markdown table like lm-eval's: one row per task and metric, then groups, each value's plain standard error
     and the one clustered on its task's `cluster_key:` beside it."""
@@ -326,7 +323,7 @@ def summary_table(results: ResultsFile) -> str:
             clustered = entry.get(f"{metric}_stderr_clustered,none", "N/A")
             lines.append(
                 f"| {name if first else ''} | {version if first else ''} | {n if first else ''} | {metric} | "
-                f"{_fmt(value)} | ± | {_fmt(stderr)} | {_fmt(clustered)} |"
+                f"{value_text(value)} | ± | {value_text(stderr)} | {value_text(clustered)} |"
             )
             first = False
     for name, entry in results.get("groups", {}).items():
@@ -339,6 +336,6 @@ def summary_table(results: ResultsFile) -> str:
         for metric, value, stderr in metrics:
             clustered = entry.get(f"{metric}_stderr_clustered,none", "N/A")
             lines.append(
-                f"| {name} (group) | | {scored} | {metric} | {_fmt(value)} | ± | {_fmt(stderr)} | {_fmt(clustered)} |"
+                f"| {name} (group) | | {scored} | {metric} | {value_text(value)} | ± | {value_text(stderr)} | {value_text(clustered)} |"
             )
     return "\n".join(lines)

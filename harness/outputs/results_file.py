@@ -46,6 +46,11 @@ def metric_items(entry: Mapping[str, object]) -> Iterator[tuple[str, Any, Any]]:
             yield metric, value, entry.get(f"{metric}_stderr,none", "N/A")
 
 
+def value_text(value: object) -> str:
+    """A value in a table: a float to four decimals (NaN as "nan"), anything else ("N/A", a count) as recorded."""
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
+
+
 class RunFileRecord(TypedDict):
     """`harness --config FILE`: the file (`harness.run_file`), as the run read it."""
 

@@ -96,21 +96,17 @@ class Changes:
         )
 
 
-_MEASURED: ContextVar[MeasuredRunToRun | None] = ContextVar("measured_run_to_run", default=None)
+MEASURED: ContextVar[MeasuredRunToRun | None] = ContextVar("measured_run_to_run", default=None)
 
 
 @contextlib.contextmanager
 def measured_run_to_run(measured: MeasuredRunToRun | None) -> Iterator[None]:
     """Within the block, the same-items verdict uses `measured` where it covers a table's tasks (`mode_of`)."""
-    token = _MEASURED.set(measured)
+    token = MEASURED.set(measured)
     try:
         yield
     finally:
-        _MEASURED.reset(token)
-
-
-def measured_now() -> MeasuredRunToRun | None:
-    return _MEASURED.get()
+        MEASURED.reset(token)
 
 
 def measured_from(compared: CompareFile, where: str) -> MeasuredRunToRun:

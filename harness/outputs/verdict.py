@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.outputs.estimates import Estimate
-from harness.outputs.run_to_run import RunToRun, measured_now
+from harness.outputs.run_to_run import MEASURED, RunToRun
 from harness.uncertainty.comparisons import wilson_interval
 from harness.uncertainty.power import design_effect_from_icc, icc_from_design_effect
 
@@ -100,7 +100,7 @@ def mode_of(rule: VerdictRule, tasks: Iterable[TaskData]) -> Mode:
     tasks = list(tasks)
     problem = data_problem(tasks)
     reasons = [rule.same_items(t.origin) for t in tasks]
-    measured = measured_now()
+    measured = MEASURED.get()
     spread = measured.spread([t.task for t in tasks], rule.run_to_run) if measured else rule.run_to_run
     if tasks and all(reasons):
         return Mode(SAME_ITEMS, str(reasons[0]), rule.tolerance, problem, spread)
