@@ -166,15 +166,6 @@ def reasoning_in_force(
     return (*in_force(given, tags, answer, template), source(given, tags, template))
 
 
-def checkpoint_template(args: Mapping[str, str]) -> str | None:
-    """The chat template of the checkpoint the model arguments name (`pretrained`), as its files on this machine
-    hold it; None where they name none or it is not here (the model, once loaded, says the one it renders with)."""
-    from harness.models.checkpoint import checkpoint_template as own
-
-    pretrained = args.get("pretrained")
-    return own(pretrained, args.get("revision")) if pretrained else None
-
-
 def _set_verbosity(level: str | None) -> None:
     """--verbosity: the log level of the libraries."""
     if level:
@@ -185,14 +176,17 @@ def _set_verbosity(level: str | None) -> None:
             logging.getLogger(name).setLevel(level)
 
 
-def _check_gen_kwargs(gen_kwargs: Mapping[str, object], backend: str) -> tuple[dict[str, object], dict[str, object]]:
+def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> tuple[dict[str, object], ModelChoice]:
     """--gen_kwargs checked on their own, before any task: the message names the flag, not a task. Returned: the
-    generation settings', and the keys beyond them that the backend's engine takes for its sampling
-    (`BackendSpec.engine_sampling`: vLLM's SamplingParams fields); for any other backend such a key is refused."""
+    generation settings', and the model with the keys beyond them that its backend's engine takes for its sampling
+    (`BackendSpec.engine_sampling`: vLLM's SamplingParams fields) in the argument it takes them by (a JSON object),
+    over those given there; for any other backend such a key is refused."""
+    import json
+
     from harness.api import GenerationSettings
     from harness.models.registry import backend_spec
 
-    engine = backend_spec(backend).engine_sampling
+    engine = backend_spec(model.backend).engine_sampling
     known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens"}
     own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
     values = dict(own)
@@ -205,27 +199,15 @@ def _check_gen_kwargs(gen_kwargs: Mapping[str, object], backend: str) -> tuple[d
             engine.check(sampling)
     except (TypeError, ValueError) as err:
         raise UserError(f"--gen_kwargs {err}") from None
-    return own, sampling
-
-
-def _with_sampling(model: ModelChoice, sampling: Mapping[str, object]) -> ModelChoice:
-    """The model's arguments with the engine's sampling arguments of `--gen_kwargs` in the one its backend takes them
-    by (a JSON object), over those given there."""
-    import json
-
-    from harness.models.registry import backend_spec
-
-    engine = backend_spec(model.backend).engine_sampling
     if engine is None or not sampling:
-        return model
+        return own, model
     try:
         given = json.loads(model.args.get(engine.arg) or "{}")
     except ValueError:
         given = None
     if not isinstance(given, dict):
         raise UserError(f"--model_args {engine.arg}: expected a JSON object of the engine's sampling arguments")
-    args = {**model.args, engine.arg: json.dumps({**given, **sampling})}
-    return ModelChoice(model.name, model.backend, args, model.alias, model.given)
+    return own, replace(model, args={**model.args, engine.arg: json.dumps({**given, **sampling})})
 
 
 def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> list[Task]:
@@ -297,17 +279,6 @@ def _check_run_flags(args: EvaluationOptions, model: str, log_samples: bool) -> 
     return hub, backend
 
 
-def _warn_unused_batch_tokens(max_batch_tokens: int | None, backend: str) -> None:
-    """Say that `--max_batch_tokens` does nothing when the backend batches its own way."""
-    from harness.models.registry import backend_spec
-
-    if max_batch_tokens and not backend_spec(backend).token_budget:
-        print(
-            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
-            file=sys.stderr,
-        )
-
-
 def _output_places(args: EvaluationOptions, model: ModelChoice) -> tuple[Path | None, Path | None, Path | None]:
     """Where the run writes: the results copy `--output_path x.json` names, the model's folder, and the cache."""
     from harness.outputs.results import model_folder_name
@@ -324,6 +295,8 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import apply_compat_flags
     from harness.models.aliases import task_benchmarks
+    from harness.models.checkpoint import checkpoint_template
+    from harness.models.registry import backend_spec
     from harness.redact import collect_secrets, register
 
     if args.model is None:
@@ -335,7 +308,11 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     log_samples = args.log_samples or args.predict_only  # as lm-eval: the answers are what a prediction-only run is for
     hub, backend = _check_run_flags(args, args.model, log_samples)
     judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
-    _warn_unused_batch_tokens(args.max_batch_tokens, backend)
+    if args.max_batch_tokens and not backend_spec(backend).token_budget:
+        print(
+            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
+            file=sys.stderr,
+        )
 
     names, include_paths = _resolve_task_names(args.task_names, list(args.include_path))
     index = TaskIndex(include_paths)
@@ -343,9 +320,8 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
     model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
     model = replace(model, args=apply_compat_flags(args, model.backend, model.args, args.seed))
-    gen_kwargs, sampling = _check_gen_kwargs(args.gen_kwargs, model.backend)
-    if sampling:  # the engine's sampling arguments go to the backend; the tasks' settings are the rest
-        model = _with_sampling(model, sampling)
+    gen_kwargs, model = _split_gen_kwargs(args.gen_kwargs, model)
+    if gen_kwargs != args.gen_kwargs:  # the engine's sampling arguments went to the backend; the tasks' are the rest
         args = replace(args, gen_kwargs=gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args)
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
@@ -361,9 +337,11 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
             ),
             declared_extras(tasks),
         )
-    thinking_tags, answer_tags, thinking_from = reasoning_in_force(
-        args.reasoning_tags, model.alias, checkpoint_template(model.args)
-    )
+    # the checkpoint's own chat template as its files on this machine hold it (the model, once loaded, says the one it
+    # renders with: `RunPlan.thinking_with`)
+    pretrained = model.args.get("pretrained")
+    template = checkpoint_template(pretrained, model.args.get("revision")) if pretrained else None
+    thinking_tags, answer_tags, thinking_from = reasoning_in_force(args.reasoning_tags, model.alias, template)
     results_copy, output_dir, cache = _output_places(args, model)
     return RunPlan(
         options=args,
