@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from harness.run_arguments import EvaluationOptions
     from harness.running.task import Task
 
+    # how a run takes thinking out: the tags taken out, those whose content is scored, and whence, in words
+    Thinking = tuple[ReasoningTags | None, AnswerTags | None, str]
+
 VERBOSITY_LOGGERS = ("transformers", "datasets", "huggingface_hub", "vllm", "httpx")  # what --verbosity sets
 
 
@@ -64,10 +67,8 @@ class RunPlan:
     # A reasoning model's thinking, taken out of each answer before it is scored: --reasoning_tags, else the alias's
     # own, else those of the thinking block the checkpoint's chat template opens (`harness.models.reasoning.in_force`),
     # with the tags the alias wraps its answer in, and where they come from, in words
-    thinking_tags: ReasoningTags | None = None
-    answer_tags: AnswerTags | None = None
+    thinking: Thinking = (None, None, "")
     run_file: RunFileRecord | None = None  # --config FILE, as read (the flags the command line left to it)
-    thinking_from: str = ""
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -83,12 +84,12 @@ class RunPlan:
         assert not isinstance(chosen, str)  # "auto" is the only text --batch_size takes
         return chosen or (TOKEN_BUDGET_BATCH_SIZE if self.options.max_batch_tokens else 1)
 
-    def thinking_with(self, template: str | None) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
+    def thinking_with(self, template: str | None) -> Thinking:
         """How the run takes thinking out once the model says the chat template it renders with (a prompt style's
         bundled one, one given, the checkpoint's as loaded): decided again with that template; where it says none,
         as planned (with the checkpoint's template on this machine)."""
         if template is None:
-            return self.thinking_tags, self.answer_tags, self.thinking_from
+            return self.thinking
         return reasoning_in_force(self.options.reasoning_tags, self.model.alias, template)
 
 
@@ -153,9 +154,7 @@ def known_model(name: str, given: Mapping[str, str]) -> str:
     return other_names()[name][0] if name in other_names() else name
 
 
-def reasoning_in_force(
-    given: ReasoningTags | None, alias: str | None, template: str | None = None
-) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
+def reasoning_in_force(given: ReasoningTags | None, alias: str | None, template: str | None = None) -> Thinking:
     """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's,
     else the thinking block its chat `template` opens; and where that comes from, in words."""
     from harness.models.aliases import ALIASES
@@ -341,7 +340,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     # renders with: `RunPlan.thinking_with`)
     pretrained = model.args.get("pretrained")
     template = checkpoint_template(pretrained, model.args.get("revision")) if pretrained else None
-    thinking_tags, answer_tags, thinking_from = reasoning_in_force(args.reasoning_tags, model.alias, template)
     results_copy, output_dir, cache = _output_places(args, model)
     return RunPlan(
         options=args,
@@ -358,8 +356,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         sample_logs=log_samples,
         hub=hub,
         results_copy=results_copy,
-        thinking_tags=thinking_tags,
-        answer_tags=answer_tags,
+        thinking=reasoning_in_force(args.reasoning_tags, model.alias, template),
         run_file=run_file,
-        thinking_from=thinking_from,
     )
