@@ -282,8 +282,7 @@ class Model(abc.ABC):
 
     What the runner reads from a backend is declared here, with defaults meaning "no limit" or
     "nothing to do": its `facts` (`ModelFacts`: limits, batching, how it is run; a backend sets `_facts`),
-    and the methods `prepare`, `prompt_tokens` (with `token_rule`), `batches`, `stream`, `statistics`,
-    `identity`, `text_round_trip`, `fit_batch_size` and `close`.
+    and the methods below.
     """
 
     name: str = "model"  # the registered name (a wrapper of a backend takes the backend's)

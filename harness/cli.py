@@ -22,25 +22,24 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from builders.core.contract import REQUIRED, option
 from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
 from harness.run_arguments import EvaluationOptions, parse_arguments, run_parser
 
-if TYPE_CHECKING:
-    from harness.config.task_index import TaskIndex
-
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
-# lm-eval's `--tasks list` spellings: what each prints of `harness ls`.
+# lm-eval's `--tasks list` spellings (and lmms-eval's `--tasks list_groups` and kin): the sections of `harness ls`
+# each prints.
 LIST_TASKS = {
     "list": ("groups", "tags", "tasks", "configs"),
     "list_groups": ("groups",),
     "list_tags": ("tags",),
     "list_subtasks": ("tasks",),
+    "list_configs": ("configs",),
 }
 
 
@@ -52,34 +51,39 @@ def subcommand(name: str) -> Callable[[Callable[[list[str]], int]], Callable[[li
     return register
 
 
-def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None) -> int:
-    """Print the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`; with `pattern`,
-    only the names holding it (or matching it, as a glob)."""
+def list_tasks(sections: tuple[str, ...], include_paths: list[Path], pattern: str | None = None) -> int:
+    """Print `sections` of the task index: `harness ls`, or `--tasks list|list_groups|list_tags|list_subtasks`; with
+    `pattern`, only the names holding it (or matching it, as a glob)."""
     from harness.config.task_index import TaskIndex, natural_key
 
     index = TaskIndex(include_paths)
-    sections = LIST_TASKS[what]
+    found: dict[str, dict] = {
+        "groups": index.groups,
+        "tags": index.tags,
+        "tasks": index.tasks,
+        "configs": index.dataset_configs(),
+    }
     width = max([len(n) for n in index.all_names()] + [10]) + 2
 
     def shown(items: dict) -> list:
         return sorted(((n, v) for n, v in items.items() if _matches(n, pattern)), key=lambda item: natural_key(item[0]))
 
     if pattern is not None:
-        _check_filter(index, sections, pattern)
+        _check_filter(found, sections, pattern)
 
     if "groups" in sections:
-        groups = shown(index.groups)
+        groups = shown(found["groups"])
         print(f"Groups ({len(groups)}):")
         for name, group in groups:
             members = ", ".join(group.task[:4]) + (f", ... (+{len(group.task) - 4})" if len(group.task) > 4 else "")
             print(f"  {name:<{width}}{len(group.task)} members: {members}")
     if "tags" in sections:
-        tags = shown(index.tags)
+        tags = shown(found["tags"])
         print(f"Tags ({len(tags)}):")
         for name, members in tags:
             print(f"  {name:<{width}}{len(members)} tasks")
     if "tasks" in sections:
-        tasks = shown(index.tasks)
+        tasks = shown(found["tasks"])
         print(f"Tasks ({len(tasks)}):")
         datasets = [
             config.dataset_path + (f"/{config.dataset_name}" if config.dataset_name else "") for _, config in tasks
@@ -88,7 +92,7 @@ def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None)
         for (name, config), dataset in zip(tasks, datasets, strict=True):
             print(f"  {name:<{width}}{dataset:<{column}}{config.source}")
     if "configs" in sections:
-        configs = shown(index.dataset_configs())
+        configs = shown(found["configs"])
         print(f"Dataset configs ({len(configs)}; `--tasks NAME` runs every task of one):")
         for name, members in configs:
             print(f"  {name:<{width}}{', '.join(members)}")
@@ -98,16 +102,11 @@ def list_tasks(what: str, include_paths: list[Path], pattern: str | None = None)
 SECTION_NAMES = {"groups": "group", "tags": "tag", "tasks": "task", "configs": "dataset config"}
 
 
-def _check_filter(index: TaskIndex, sections: tuple[str, ...], pattern: str) -> None:
-    """A filter that keeps nothing is a mistake: one line naming the names closest to it (in any section)."""
+def _check_filter(found: Mapping[str, Mapping[str, object]], sections: tuple[str, ...], pattern: str) -> None:
+    """A filter that keeps nothing is a mistake: one line naming the names closest to it (in any section of `found`,
+    each a section's names)."""
     import difflib
 
-    found = {
-        "groups": list(index.groups),
-        "tags": list(index.tags),
-        "tasks": list(index.tasks),
-        "configs": list(index.dataset_configs()),
-    }
     if any(_matches(name, pattern) for section in sections for name in found[section]):
         return
     kinds = [SECTION_NAMES[section] for section in sections]
@@ -132,11 +131,6 @@ def _matches(name: str, pattern: str | None) -> bool:
     return pattern is None or pattern in name or fnmatchcase(name, pattern)
 
 
-# `harness ls tasks|groups|tags|configs`: one section of the index (lmms-eval's `--tasks list_groups` and kin).
-LS_SECTIONS = {"tasks": "list_subtasks", "groups": "list_groups", "tags": "list_tags", "configs": "list_configs"}
-LIST_TASKS["list_configs"] = ("configs",)
-
-
 @dataclass(frozen=True, kw_only=True)
 class LsOptions(CommandOptions):
     words: list[str] = option(
@@ -159,10 +153,11 @@ def ls_command(argv: list[str]) -> int:
     )
     options = LsOptions.parse_command(parser, argv)
     words = list(options.words)
-    section = LS_SECTIONS[words.pop(0)] if words and words[0] in LS_SECTIONS else "list"
+    # `harness ls tasks|groups|tags|configs`: one section of the index
+    sections = (words.pop(0),) if words and words[0] in SECTION_NAMES else LIST_TASKS["list"]
     if len(words) > 1:
         parser.error(f"one filter at most, got {' '.join(words)!r}")
-    return list_tasks(section, list(options.include_path), words[0] if words else None)
+    return list_tasks(sections, list(options.include_path), words[0] if words else None)
 
 
 @subcommand("models")
@@ -343,14 +338,14 @@ def _main(argv: list[str]) -> int:
             return 0
         args, run_file = parse_arguments(argv)  # before any heavy import: `--help` stays instant
         if args.tasks in LIST_TASKS:
-            return list_tasks(args.tasks, list(args.include_path or []))
+            return list_tasks(LIST_TASKS[args.tasks], list(args.include_path or []))
         if args.model is None:
             where = f" (on the command line or in {args.config})" if run_file else ""
             raise UserError(f"the following arguments are required: --model{where}")
         options = EvaluationOptions.from_namespace(args)
-        from harness.execute import run
+        from harness.execute import run_with_results
 
-        return run(options, argv, run_file.record if run_file else None)
+        return run_with_results(options, argv, run_file.record if run_file else None)[0]
     except UserError as err:
         from harness.redact import scrub
 

@@ -26,18 +26,13 @@ if TYPE_CHECKING:
     from harness.running.task import TaskResult
 
 
-def run(options: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None) -> int:
-    """Run the evaluation `harness` was asked for (`argv`, and the `--config` file it names, `run_file`, read into
-    `options`); the exit code."""
-    return run_with_results(options, argv, run_file)[0]
-
-
 def run_with_results(
     options: EvaluationOptions, argv: Sequence[str], run_file: RunFileRecord | None = None
 ) -> tuple[int, ResultsFile | None]:
-    """`run`'s exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that stopped);
-    the Python API's entry too (`harness.evaluator`: `argv` the command line its keywords stand for). The options
-    become the run's plan here, and only the plan goes on."""
+    """Run the evaluation `harness` was asked for (`argv`, and the `--config` file it names, `run_file`, read into
+    `options`): its exit code and the results it wrote (None where it wrote none: `--screen_only`, a run that
+    stopped); the Python API's entry too (`harness.evaluator`: `argv` the command line its keywords stand for). The
+    options become the run's plan here, and only the plan goes on."""
     from harness.redact import scrubbed_output
 
     if options.no_progress:
@@ -45,10 +40,10 @@ def run_with_results(
 
         datasets.disable_progress_bars()
     with scrubbed_output():
-        return execute_plan(plan_run(options, argv, run_file))
+        return _execute_plan(plan_run(options, argv, run_file))
 
 
-def execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
+def _execute_plan(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     """The run `plan` describes: its exit code and its results (None where it wrote none)."""
     from harness.running.lock import OutputLock
 
@@ -102,11 +97,7 @@ def _screen_only(plan: RunPlan) -> int:
     from harness.running.screen_only import policy_table, screen_table
 
     model, results = screened(plan)
-    policies = run_policies(plan)
-    if plan.options.write_out:  # the first prompts as the run's backend would render them
-        from harness.running.request_building import write_out
-
-        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
+    policies = _policies_written_out(plan, model)
     print(screen_table(model, results))  # scrubbed as all output is (`run`)
     thinking = thinking_line(*plan.thinking_with(model.facts.chat_template))
     if thinking:
@@ -119,6 +110,17 @@ def _screen_only(plan: RunPlan) -> int:
     if backend_spec(plan.model.backend).priced or any(e.priced_as for e in estimates):
         print("\n".join(cost_lines(estimates)))
     return 0
+
+
+def _policies_written_out(plan: RunPlan, model: Model) -> RunPolicies:
+    """The run's input policies (`run_policies`), once `--write_out` has printed the first prompts as the run's
+    backend renders them."""
+    policies = run_policies(plan)
+    if plan.options.write_out:
+        from harness.running.request_building import write_out
+
+        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
+    return policies
 
 
 def thinking_line(tags: ReasoningTags | None, answer: AnswerTags | None, source: str) -> str:
@@ -149,11 +151,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
     except BaseException:
         model.close()
         raise
-    policies = run_policies(plan)
-    if plan.options.write_out:
-        from harness.running.request_building import write_out
-
-        write_out(plan.tasks, plan.options.gen_kwargs, plan.options.sampling_seed, model=model, policies=policies)
+    policies = _policies_written_out(plan, model)
     # the thinking taken out, decided again with the template the model renders with, where it says one
     thinking_tags, answer_tags, thinking_from = plan.thinking_with(model.facts.chat_template)
     options = RunOptions(
@@ -251,8 +249,11 @@ def _save_results(plan: RunPlan, results: ResultsFile, date_id: str) -> Path | N
 
 def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_id: str) -> None:
     """After the results are saved (printing or uploading them never costs the run its file): the configs
-    `--show_config` prints, the `--predict_only` note, the Hub upload and the Weights & Biases log."""
+    `--show_config` prints, the `--predict_only` note, the Hub upload (`--hf_hub_log_args`: the results file, and with
+    push_samples_to_hub the run's sample logs) and the Weights & Biases log (`--wandb_args`, wandb.init's, and
+    `--wandb_config_args`, the run's config)."""
     from harness.lm_eval_flags import show_configs
+    from harness.outputs.publish import log_results, upload_results
 
     if plan.options.show_config:
         print(show_configs(results["configs"]))
@@ -260,29 +261,14 @@ def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_
         if plan.options.predict_only:
             print(f"harness: --predict_only: {results['predict_only']}", file=sys.stderr)
         if plan.hub is not None:
-            _upload(plan, results_file, date_id)
+            assert plan.output_dir is not None  # a results file is written there
+            files = [results_file]
+            if plan.hub.push_samples:
+                files += sorted(plan.output_dir.glob(f"samples_*_{date_id}.jsonl"))
+            print(f"harness: results uploaded to {upload_results(plan.hub, plan.output_dir, files)}", file=sys.stderr)
     if plan.options.wandb_args:
-        _log_to_wandb(plan.options, results, results_file)
-
-
-def _log_to_wandb(options: EvaluationOptions, results: ResultsFile, saved: Path | None) -> None:
-    """--wandb_args (wandb.init's) and --wandb_config_args (the run's config): the results to Weights & Biases
-    (`harness.outputs.publish`), after they are saved."""
-    from harness.outputs.publish import log_results
-
-    logged = log_results(results, options.wandb_args, options.wandb_config_args, saved)
-    print(f"harness: results logged to Weights & Biases: {logged}", file=sys.stderr)
-
-
-def _upload(plan: RunPlan, results_file: Path, date_id: str) -> None:
-    """--hf_hub_log_args: the results file, and with push_samples_to_hub the run's sample logs, to the Hub."""
-    from harness.outputs.publish import upload_results
-
-    assert plan.output_dir is not None and plan.hub is not None
-    files = [results_file]
-    if plan.hub.push_samples:
-        files += sorted(plan.output_dir.glob(f"samples_*_{date_id}.jsonl"))
-    print(f"harness: results uploaded to {upload_results(plan.hub, plan.output_dir, files)}", file=sys.stderr)
+        logged = log_results(results, plan.options.wandb_args, plan.options.wandb_config_args, results_file)
+        print(f"harness: results logged to Weights & Biases: {logged}", file=sys.stderr)
 
 
 def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir: Path | None = None) -> int:

@@ -27,7 +27,6 @@ from builders.core import contract
 from harness.errors import OutputError, UserError
 from harness.redact import scrub
 
-TMP_SUFFIX = ".tmp"
 READ_BACK_MOST = contract.GiB  # a 128K MMLongBench task's journal is a few MB; past 1 GiB it is no file of ours
 
 
@@ -150,14 +149,10 @@ def reporting(path: Path) -> Iterator[None]:
         raise OutputError(path, err) from None
 
 
-def temporary(path: Path) -> Path:
-    return path.with_name(path.name + TMP_SUFFIX)
-
-
 def write_atomically(path: Path, fill: Callable[[BinaryIO], object]) -> Path:
     """Have `fill` write the whole of `path`'s new bytes to its temporary file, then rename it over `path` (a link
     at `path` itself is replaced, never written through); returns `path`. The caller scrubs what it writes."""
-    tmp = temporary(path)
+    tmp = path.with_name(path.name + ".tmp")
     created = False
     try:
         with reporting(tmp):

@@ -1,21 +1,7 @@
 """The lm-eval and lmms-eval flags their users type every day (`harness --help`'s "lm-eval's flags"), declared once
 (`harness.declared_options`): each does here what it does there, or, where it cannot mean anything here, is accepted
-and said so in one line (never a usage error on a command line copied from lm-eval):
-
-    --device cuda:0            the hf backend's `device` (vllm, openai and the baselines place themselves)
-    -o DIR                     --output_path
-    --log_samples_suffix S     the sample logs are named samples_<task>_<S>_<date>.jsonl (lmms-eval's suffix)
-    --num_fewshot 0            every task here is zero-shot as its paper ran it: 0 is accepted, another number refused
-    --trust_remote_code        trust_remote_code=true for the hf and vllm backends' checkpoint
-    --use_cache PATH           the response cache: the SQLite file PATH (x.db), or PATH/cache.sqlite3 (a folder)
-    --bootstrap_iters N        draws of the bootstrap that gives a task's own (`!function`) aggregation its standard
-                               errors (default 1000; 0: none, those errors N/A); means and ratios have exact ones
-    --wandb_args k=v,...       log the results to Weights & Biases, as lm-eval's WandbLogger (`harness.outputs.publish`)
-    --seed a,b,c,d             lm-eval's four seeds: Python's (sampling and the random baseline), NumPy's, torch's, few-shot
-    --show_config              each task's config printed after the results table (it is in the results file too)
-    --cache_requests, --check_integrity, --fewshot_as_multiturn, --confirm_run_unsafe_code
-                               accepted, with one line on what the harness does instead (`NOTHING_TO_DO`)
-    --samples                  refused in one line: --limit N takes the first N documents of each task
+and said so in one line (never a usage error on a command line copied from lm-eval). What each does: its help, and
+the table of docs/lm-eval.md.
 """
 
 from __future__ import annotations
@@ -53,18 +39,12 @@ Seeds = tuple[int, int | None, int | None, int | None]  # lm-eval's four: random
 def read_seeds(value: object) -> Seeds:
     """`--seed 0` or lm-eval's `--seed 0,1234,1234,1234` (a seed may be `None`; a keyword: an int or a list): the
     first is the one every draw here uses, an omitted one is the first."""
-    given = (
-        [value]
-        if isinstance(value, int)
-        else value
-        if isinstance(value, Sequence) and not isinstance(value, str)
-        else None
-    )
-    shown = value if given is None else ",".join(str(v) for v in given)
-    parts = [p.strip() for p in str(shown).split(",")]
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        value = ",".join(str(v) for v in value)
+    parts = [p.strip() for p in str(value).split(",")]
     if not 1 <= len(parts) <= 4:
         raise UserError(
-            f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {_shown(shown)}"
+            f"--seed: expected one seed or lm-eval's four (random,numpy,torch,fewshot), got {_shown(value)}"
         )
     seeds: list[int | None] = []
     for part in parts:

@@ -17,24 +17,12 @@ from harness.models.registry import BACKENDS, backend_spec
 Extras = Mapping[str, tuple[str, ...]]  # an extra of pyproject.toml -> the modules it brings
 
 
-def extra_modules(extra: str, declared: Extras | None = None) -> tuple[str, ...]:
-    """The modules `extra` brings that the code imports: a backend's extra (`BackendSpec.extra`), or one a
-    benchmark declares for its scorers (`declared`)."""
-    for name in BACKENDS:
-        spec = backend_spec(name).extra
-        if spec is not None and spec.name == extra:
-            return spec.modules
-    return (declared or {}).get(extra, ())
-
-
-def install_command(extra: str) -> str:
-    return f"pip install -e '.[{extra}]'"
-
-
 def missing_modules(extra: str, declared: Extras | None = None) -> list[str]:
-    """The modules of `extra` that cannot be imported here."""
+    """The modules of `extra` that cannot be imported here, of those it brings that the code imports: a backend's
+    extra's (`BackendSpec.extra`), or one a benchmark declares for its scorers (`declared`)."""
+    backends = [spec for name in BACKENDS if (spec := backend_spec(name).extra) is not None and spec.name == extra]
     out = []
-    for module in extra_modules(extra, declared):
+    for module in backends[0].modules if backends else (declared or {}).get(extra, ()):
         try:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):  # a broken or half-removed install
@@ -68,7 +56,7 @@ def check_requirements(needs: Iterable[tuple[str, tuple[str, str]]], declared: E
             parts.append(f"the scorer{'s' if len(tasks) > 1 else ''} of {shown}")
         problems.append(
             f"{' and '.join(parts)} need{'s' if len(parts) == 1 and len(tasks) < 2 else ''} the {extra} "
-            f"extra ({', '.join(missing)} not installed): {install_command(extra)}"
+            f"extra ({', '.join(missing)} not installed): pip install -e '.[{extra}]'"
         )
     if problems:
         raise UserError("; ".join(problems) + " (checked before the first sample: nothing was run)")

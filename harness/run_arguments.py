@@ -92,22 +92,19 @@ def _json_object(value: Any) -> dict[str, contract.JsonValue]:
 
     if isinstance(value, Mapping):  # parsed from its JSON text: a copy holding only what JSON holds
         try:
-            parsed = contract.loads_json(json.dumps(dict(value)))
-        except contract.TooManyDigits as err:
-            raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
+            value = json.dumps(dict(value))
         except (TypeError, ValueError) as err:
             raise UserError(f"--metadata: not JSON ({err})") from None
     elif not value:
         return {}
-    else:
-        try:
-            parsed = contract.loads_json(value)
-        except contract.TooManyDigits as err:
-            raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
-        except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
-            raise UserError(f"--metadata: not valid JSON ({err})") from None
-        except RecursionError:
-            raise UserError("--metadata: not valid JSON (nested too deeply to read)") from None
+    try:
+        parsed = contract.loads_json(value)
+    except contract.TooManyDigits as err:
+        raise UserError(f"--metadata: {err.where or 'the value'}: {err.problem}") from None
+    except json.JSONDecodeError as err:  # the text is not quoted: it may hold a key
+        raise UserError(f"--metadata: not valid JSON ({err})") from None
+    except RecursionError:
+        raise UserError("--metadata: not valid JSON (nested too deeply to read)") from None
     if not isinstance(parsed, dict):  # a mapping's copy always is one
         raise UserError(f"--metadata: expected a JSON object, got {type(parsed).__name__}")
     return parsed

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from harness.run_arguments import EvaluationOptions
     from harness.running.task import Task
 
+    # how a run takes thinking out: the tags taken out, those whose content is scored, and whence, in words
+    Thinking = tuple[ReasoningTags | None, AnswerTags | None, str]
+
 VERBOSITY_LOGGERS = ("transformers", "datasets", "huggingface_hub", "vllm", "httpx")  # what --verbosity sets
 
 
@@ -64,10 +67,8 @@ class RunPlan:
     # A reasoning model's thinking, taken out of each answer before it is scored: --reasoning_tags, else the alias's
     # own, else those of the thinking block the checkpoint's chat template opens (`harness.models.reasoning.in_force`),
     # with the tags the alias wraps its answer in, and where they come from, in words
-    thinking_tags: ReasoningTags | None = None
-    answer_tags: AnswerTags | None = None
+    thinking: Thinking = (None, None, "")
     run_file: RunFileRecord | None = None  # --config FILE, as read (the flags the command line left to it)
-    thinking_from: str = ""
 
     def command(self) -> list[str]:
         """The command line as the lock file and the results record it: every secret redacted."""
@@ -83,12 +84,12 @@ class RunPlan:
         assert not isinstance(chosen, str)  # "auto" is the only text --batch_size takes
         return chosen or (TOKEN_BUDGET_BATCH_SIZE if self.options.max_batch_tokens else 1)
 
-    def thinking_with(self, template: str | None) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
+    def thinking_with(self, template: str | None) -> Thinking:
         """How the run takes thinking out once the model says the chat template it renders with (a prompt style's
         bundled one, one given, the checkpoint's as loaded): decided again with that template; where it says none,
         as planned (with the checkpoint's template on this machine)."""
         if template is None:
-            return self.thinking_tags, self.answer_tags, self.thinking_from
+            return self.thinking
         return reasoning_in_force(self.options.reasoning_tags, self.model.alias, template)
 
 
@@ -153,9 +154,7 @@ def known_model(name: str, given: Mapping[str, str]) -> str:
     return other_names()[name][0] if name in other_names() else name
 
 
-def reasoning_in_force(
-    given: ReasoningTags | None, alias: str | None, template: str | None = None
-) -> tuple[ReasoningTags | None, AnswerTags | None, str]:
+def reasoning_in_force(given: ReasoningTags | None, alias: str | None, template: str | None = None) -> Thinking:
     """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's,
     else the thinking block its chat `template` opens; and where that comes from, in words."""
     from harness.models.aliases import ALIASES
@@ -164,15 +163,6 @@ def reasoning_in_force(
     declared = ALIASES.get(alias) if alias else None
     tags, answer = (declared.reasoning_tags, declared.answer_tags) if declared is not None else (None, None)
     return (*in_force(given, tags, answer, template), source(given, tags, template))
-
-
-def checkpoint_template(args: Mapping[str, str]) -> str | None:
-    """The chat template of the checkpoint the model arguments name (`pretrained`), as its files on this machine
-    hold it; None where they name none or it is not here (the model, once loaded, says the one it renders with)."""
-    from harness.models.checkpoint import checkpoint_template as own
-
-    pretrained = args.get("pretrained")
-    return own(pretrained, args.get("revision")) if pretrained else None
 
 
 def _set_verbosity(level: str | None) -> None:
@@ -185,14 +175,17 @@ def _set_verbosity(level: str | None) -> None:
             logging.getLogger(name).setLevel(level)
 
 
-def _check_gen_kwargs(gen_kwargs: Mapping[str, object], backend: str) -> tuple[dict[str, object], dict[str, object]]:
+def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> tuple[dict[str, object], ModelChoice]:
     """--gen_kwargs checked on their own, before any task: the message names the flag, not a task. Returned: the
-    generation settings', and the keys beyond them that the backend's engine takes for its sampling
-    (`BackendSpec.engine_sampling`: vLLM's SamplingParams fields); for any other backend such a key is refused."""
+    generation settings', and the model with the keys beyond them that its backend's engine takes for its sampling
+    (`BackendSpec.engine_sampling`: vLLM's SamplingParams fields) in the argument it takes them by (a JSON object),
+    over those given there; for any other backend such a key is refused."""
+    import json
+
     from harness.api import GenerationSettings
     from harness.models.registry import backend_spec
 
-    engine = backend_spec(backend).engine_sampling
+    engine = backend_spec(model.backend).engine_sampling
     known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens"}
     own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
     values = dict(own)
@@ -205,27 +198,15 @@ def _check_gen_kwargs(gen_kwargs: Mapping[str, object], backend: str) -> tuple[d
             engine.check(sampling)
     except (TypeError, ValueError) as err:
         raise UserError(f"--gen_kwargs {err}") from None
-    return own, sampling
-
-
-def _with_sampling(model: ModelChoice, sampling: Mapping[str, object]) -> ModelChoice:
-    """The model's arguments with the engine's sampling arguments of `--gen_kwargs` in the one its backend takes them
-    by (a JSON object), over those given there."""
-    import json
-
-    from harness.models.registry import backend_spec
-
-    engine = backend_spec(model.backend).engine_sampling
     if engine is None or not sampling:
-        return model
+        return own, model
     try:
         given = json.loads(model.args.get(engine.arg) or "{}")
     except ValueError:
         given = None
     if not isinstance(given, dict):
         raise UserError(f"--model_args {engine.arg}: expected a JSON object of the engine's sampling arguments")
-    args = {**model.args, engine.arg: json.dumps({**given, **sampling})}
-    return ModelChoice(model.name, model.backend, args, model.alias, model.given)
+    return own, replace(model, args={**model.args, engine.arg: json.dumps({**given, **sampling})})
 
 
 def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> list[Task]:
@@ -297,17 +278,6 @@ def _check_run_flags(args: EvaluationOptions, model: str, log_samples: bool) -> 
     return hub, backend
 
 
-def _warn_unused_batch_tokens(max_batch_tokens: int | None, backend: str) -> None:
-    """Say that `--max_batch_tokens` does nothing when the backend batches its own way."""
-    from harness.models.registry import backend_spec
-
-    if max_batch_tokens and not backend_spec(backend).token_budget:
-        print(
-            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
-            file=sys.stderr,
-        )
-
-
 def _output_places(args: EvaluationOptions, model: ModelChoice) -> tuple[Path | None, Path | None, Path | None]:
     """Where the run writes: the results copy `--output_path x.json` names, the model's folder, and the cache."""
     from harness.outputs.results import model_folder_name
@@ -324,6 +294,8 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import apply_compat_flags
     from harness.models.aliases import task_benchmarks
+    from harness.models.checkpoint import checkpoint_template
+    from harness.models.registry import backend_spec
     from harness.redact import collect_secrets, register
 
     if args.model is None:
@@ -335,7 +307,11 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     log_samples = args.log_samples or args.predict_only  # as lm-eval: the answers are what a prediction-only run is for
     hub, backend = _check_run_flags(args, args.model, log_samples)
     judge = resolve_model(args.judge_model, args.judge_args, flag="--judge_args") if args.judge_model else None
-    _warn_unused_batch_tokens(args.max_batch_tokens, backend)
+    if args.max_batch_tokens and not backend_spec(backend).token_budget:
+        print(
+            f"harness: --max_batch_tokens is used by the hf backend only; {backend} batches its own way",
+            file=sys.stderr,
+        )
 
     names, include_paths = _resolve_task_names(args.task_names, list(args.include_path))
     index = TaskIndex(include_paths)
@@ -343,9 +319,8 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     # An alias's arguments for the benchmarks its tasks declare (their paper's run of it), and lm-eval's flags.
     model = resolve_model(args.model, args.model_args, task_benchmarks(selection.tasks, index))
     model = replace(model, args=apply_compat_flags(args, model.backend, model.args, args.seed))
-    gen_kwargs, sampling = _check_gen_kwargs(args.gen_kwargs, model.backend)
-    if sampling:  # the engine's sampling arguments go to the backend; the tasks' settings are the rest
-        model = _with_sampling(model, sampling)
+    gen_kwargs, model = _split_gen_kwargs(args.gen_kwargs, model)
+    if gen_kwargs != args.gen_kwargs:  # the engine's sampling arguments went to the backend; the tasks' are the rest
         args = replace(args, gen_kwargs=gen_kwargs)
     tasks = _load_tasks(index, selection.tasks, args)
     if not args.screen_only:  # the screen loads no model and scores nothing: it runs without the extras
@@ -361,9 +336,10 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
             ),
             declared_extras(tasks),
         )
-    thinking_tags, answer_tags, thinking_from = reasoning_in_force(
-        args.reasoning_tags, model.alias, checkpoint_template(model.args)
-    )
+    # the checkpoint's own chat template as its files on this machine hold it (the model, once loaded, says the one it
+    # renders with: `RunPlan.thinking_with`)
+    pretrained = model.args.get("pretrained")
+    template = checkpoint_template(pretrained, model.args.get("revision")) if pretrained else None
     results_copy, output_dir, cache = _output_places(args, model)
     return RunPlan(
         options=args,
@@ -380,8 +356,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         sample_logs=log_samples,
         hub=hub,
         results_copy=results_copy,
-        thinking_tags=thinking_tags,
-        answer_tags=answer_tags,
+        thinking=reasoning_in_force(args.reasoning_tags, model.alias, template),
         run_file=run_file,
-        thinking_from=thinking_from,
     )
