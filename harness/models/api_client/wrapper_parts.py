@@ -15,6 +15,13 @@ from harness.models.api_client.replies import checked_image, decoded_image
 IMAGE_FORMATS = ("original", "png")
 
 
+def check_image_format(image_format: object, backend: str = "") -> None:
+    """A `ValueError` where `image_format` is none of `IMAGE_FORMATS` (the message opens with `backend`, where named)."""
+    if image_format not in IMAGE_FORMATS:
+        said = f"{backend} backend: " if backend else ""
+        raise ValueError(f"{said}image_format must be one of {', '.join(IMAGE_FORMATS)}, got {image_format!r}")
+
+
 def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
     """(MIME type, bytes) of the image as sent in `image_format` (`IMAGE_FORMATS`): for `png`, decoded, made RGB and
     saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) and `openai_model.py:117,124`
@@ -24,8 +31,7 @@ def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
         out = io.BytesIO()
         rgb.save(out, format="PNG")
         return "image/png", out.getvalue()
-    if image_format != "original":
-        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {image_format!r}")
+    check_image_format(image_format)
     return checked_image(image)
 
 

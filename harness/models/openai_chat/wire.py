@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import error_message, flatten_usage, refusal, text_or_empty
-from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as, wrapper_segments
+from harness.models.api_client.wrapper_parts import check_image_format, image_as, wrapper_segments
 
 # --- request building (pure) ---------------------------------------------------------------------
 
@@ -43,8 +43,7 @@ def request_image_settings(request: Request, detail: str | None, image_format: s
     if given_detail is not None and given_detail not in DETAILS:
         raise ValueError(f"image_detail must be low, high, original or auto, got {given_detail!r}")
     given_format = kwargs.get("image_format", image_format)
-    if given_format not in IMAGE_FORMATS:
-        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {given_format!r}")
+    check_image_format(given_format)
     return (None if given_detail is None else str(given_detail)), str(given_format)
 
 
