@@ -81,6 +81,13 @@ class GeminiSettings(ApiCallSettings):
         self.check_output_cap("max_output_tokens")
         check_sampling(self, self.temperature, self.top_p)
 
+    def rendered(self, request: Request) -> Sent:
+        """What the backend sends for `request` (its `render`, and the screen's): its contents and system instruction,
+        images named by their hash (`wire.sent_contents`)."""
+        return sent_contents(
+            request, images=self.images, image_format=self.image_format, empty_text_parts=self.empty_text_parts
+        )
+
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a
         prefix another of its batch has is sent once that one has answered, unless `prompt_cache=false`."""
@@ -234,10 +241,8 @@ class GeminiModel(ApiModel):
         return contents, self.config(request, system)
 
     def render(self, request: Request) -> Sent:
-        """What `_send` sends for `request`: its contents and system instruction, images named by their hash
-        (`wire.sent_contents`)."""
-        s = self.settings
-        return sent_contents(request, images=s.images, image_format=s.image_format, empty_text_parts=s.empty_text_parts)
+        """What `_send` sends for `request` (`GeminiSettings.rendered`)."""
+        return self.settings.rendered(request)
 
     def _send(self, request: Request) -> Response:
         ready = self.built(request, self._prepare)
