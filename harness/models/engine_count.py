@@ -284,11 +284,9 @@ class EngineCounted(Generic[S]):
         return self.count.token_rule
 
     def prompt_tokens(self, request: Request) -> int:
-        """The prompt as the engine will count it, before anything reaches the engine."""
         return self.count.prompt_tokens(request)
 
     def exact(self, request: Request) -> bool:
-        """Whether `prompt_tokens` is the engine's own count of this request (else an estimate)."""
         return self.count.exact(request)
 
     def screen(self, *, max_images: int | None, **more: Any) -> ScreenModel:

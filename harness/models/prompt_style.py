@@ -18,22 +18,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.api import ImagePart, Message, Request, TextPart
-
-IMAGE = object()  # an image's place in `_split_like_format_chat`
+from harness.api import ContentPart, ImagePart, Message, Request, TextPart
 
 
-def _split_like_format_chat(parts: Sequence[object]) -> list[Any]:
-    """A turn's parts as the wrappers' `format_chat` splits a prompt (`re.split(r'(<image>)', text)`): text and
-    images alternating, text first and last, an empty text where two images meet or an image starts or ends the turn
-    (some templates render an empty text part: Idefics' "User: " for a turn that starts with text, LLaVA's space)."""
-    pieces: list[Any] = [""]
+def wrapper_segments(parts: Sequence[ContentPart]) -> list[ContentPart]:
+    """A turn's parts as the wrappers' `re.split(r'(<image>)', text)` cut their prompt (the HF wrappers' `format_chat`;
+    the API wrappers', `api_client.wrapper_parts`): text and images alternating, adjacent texts joined, an empty text
+    before, between and after images where the prompt had none (the wrappers sent those too, and some templates
+    render one: Idefics' "User: " for a turn that starts with text, LLaVA's space)."""
+    out: list[ContentPart] = []
     for part in parts:
-        if isinstance(part, ImagePart):
-            pieces += [IMAGE, ""]
-        elif isinstance(part, TextPart):
-            pieces[-1] += part.text
-    return pieces
+        if isinstance(part, TextPart):
+            if out and isinstance(out[-1], TextPart):
+                out[-1] = TextPart(out[-1].text + part.text)
+            else:
+                out.append(part)
+        else:
+            if not out or not isinstance(out[-1], TextPart):
+                out.append(TextPart(""))
+            out.append(part)
+    if not out or not isinstance(out[-1], TextPart):
+        out.append(TextPart(""))
+    return out
 
 
 @dataclass(frozen=True)
@@ -89,8 +95,8 @@ class PromptStyle:
                 )
             else:
                 parts = [
-                    {"type": "image"} if p == IMAGE else {"type": "text", self.text_key: p}
-                    for p in _split_like_format_chat(message.content)
+                    {"type": "text", self.text_key: p.text} if isinstance(p, TextPart) else {"type": "image"}
+                    for p in wrapper_segments(message.content)
                 ]
                 out.append({"role": message.role, "content": parts})
         if prefix and self.prefill:

@@ -34,9 +34,8 @@ from harness.models.api_client.replies import excerpt
 
 log = logging.getLogger(__name__)
 
-JOURNAL_MOST = (
-    256 * contract.MiB
-)  # a line per batch, 35 bytes an item: millions of requests; more is no journal of ours
+# A line per batch, 35 bytes an item: millions of requests; more is no journal of ours.
+JOURNAL_MOST = 256 * contract.MiB
 CALL_BYTES = 1 << 20  # the answer to a batch call: a batch's record, an upload's
 RESULT_BYTES = 1 << 30  # a batch's answers: at most the providers' own cap on a batch's output
 

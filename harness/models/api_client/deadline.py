@@ -25,7 +25,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -50,25 +50,24 @@ class BadEncoding(ValueError):
 
 
 @contextmanager
-def deadline(seconds: float) -> Iterator[None]:
+def _bound(name: str, value: float) -> Iterator[None]:
+    """This thread's bound `name` set to `value` while inside, the one outside it restored after."""
+    previous = getattr(_STATE, name, None)
+    setattr(_STATE, name, value)
+    try:
+        yield
+    finally:
+        setattr(_STATE, name, previous)
+
+
+def deadline(seconds: float) -> AbstractContextManager[None]:
     """Bound every socket operation made in this thread, while inside, to end `seconds` from now."""
-    previous = getattr(_STATE, "at", None)
-    _STATE.at = time.monotonic() + seconds
-    try:
-        yield
-    finally:
-        _STATE.at = previous
+    return _bound("at", time.monotonic() + seconds)
 
 
-@contextmanager
-def capped(cap: int) -> Iterator[None]:
+def capped(cap: int) -> AbstractContextManager[None]:
     """Bound the body of every answer read in this thread, while inside, through a `deadline_transport`, to `cap`."""
-    previous = getattr(_STATE, "cap", None)
-    _STATE.cap = cap
-    try:
-        yield
-    finally:
-        _STATE.cap = previous
+    return _bound("cap", cap)
 
 
 def _left(timeout: float | None, expired: type[Exception]) -> float | None:

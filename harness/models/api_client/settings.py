@@ -67,6 +67,13 @@ class ApiCallSettings:
                     f"{'at least 1' if name == 'concurrency' else 'non-negative'}, got {value}"
                 )
 
+    def check_output_cap(self, name: str) -> None:
+        """The output cap setting `name` (`token_cap`, `max_output_tokens`): "task" (the request's max_gen_toks),
+        "none" (not sent) or a positive number; else a `ValueError` naming it."""
+        cap = getattr(self, name)
+        if cap not in ("task", "none") and not (cap.isdecimal() and int(cap) >= 1):
+            raise ValueError(f"{self.backend} backend: {name} must be task, none or a positive number, got {cap!r}")
+
     @classmethod
     def from_args(cls, args: Mapping[str, object]) -> Self:
         """The settings `--model_args` give (`pretrained`: lm-eval's name for `model`)."""

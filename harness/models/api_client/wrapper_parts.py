@@ -1,18 +1,25 @@
 """How the official API wrappers prepared a prompt before sending it, for any API backend that sends as they did: each
 image decoded, made RGB and saved as PNG (MMLongBench's `vlm_model/gemini.py:73,80` and `openai_model.py:117-124` at
-EdinburghNLP/MMLongBench 26197d2), and the prompt cut by `re.split(r'(<image>)', text)` (`gemini.py:55-62`,
-`openai_model.py:81-101`), whose empty texts before, between and after images the wrappers sent too."""
+EdinburghNLP/MMLongBench 26197d2); the prompt they cut by `re.split(r'(<image>)', text)` (`gemini.py:55-62`,
+`openai_model.py:81-101`), whose empty texts before, between and after images they sent too, is
+`harness.models.prompt_style.wrapper_segments`."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
 
-from harness.api import ContentPart, ImageRef, TextPart
+from harness.api import ImageRef
 from harness.models.api_client.replies import checked_image, decoded_image
 
 # How an image may be sent: its own bytes, or as the wrappers re-encoded it.
 IMAGE_FORMATS = ("original", "png")
+
+
+def check_image_format(image_format: object, backend: str = "") -> None:
+    """A `ValueError` where `image_format` is none of `IMAGE_FORMATS` (the message opens with `backend`, where named)."""
+    if image_format not in IMAGE_FORMATS:
+        said = f"{backend} backend: " if backend else ""
+        raise ValueError(f"{said}image_format must be one of {', '.join(IMAGE_FORMATS)}, got {image_format!r}")
 
 
 def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
@@ -24,25 +31,5 @@ def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
         out = io.BytesIO()
         rgb.save(out, format="PNG")
         return "image/png", out.getvalue()
-    if image_format != "original":
-        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {image_format!r}")
+    check_image_format(image_format)
     return checked_image(image)
-
-
-def wrapper_segments(parts: Sequence[ContentPart]) -> list[ContentPart]:
-    """The parts as the wrappers' `re.split(r'(<image>)', text)` cut their prompt: adjacent texts joined, and an empty
-    text before, between and after images where the prompt had none (they sent those too)."""
-    out: list[ContentPart] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            if out and isinstance(out[-1], TextPart):
-                out[-1] = TextPart(out[-1].text + part.text)
-            else:
-                out.append(part)
-        else:
-            if not out or not isinstance(out[-1], TextPart):
-                out.append(TextPart(""))
-            out.append(part)
-    if not out or not isinstance(out[-1], TextPart):
-        out.append(TextPart(""))
-    return out

@@ -3,8 +3,6 @@ HTTP machinery shared with every API backend in `harness.models.api_client`)."""
 
 from __future__ import annotations
 
-from functools import partial
-
 from harness.models.api_client.screen import api_screen_model, output_cap
 from harness.models.backend_spec import api_backend
 from harness.models.screen_model import ScreenModel
@@ -12,19 +10,12 @@ from harness.models.screen_model import ScreenModel
 
 def screen_model(args: dict[str, str]) -> ScreenModel:
     from harness.models.gemini.model import GeminiSettings
-    from harness.models.gemini.wire import sent_contents
 
     settings = GeminiSettings.from_args(args)
-    render = partial(  # as the backend's `render`
-        sent_contents,
-        images=settings.images,
-        image_format=settings.image_format,
-        empty_text_parts=settings.empty_text_parts,
-    )
     return api_screen_model(
         settings.model,
         settings,
-        render=render,
+        render=settings.rendered,  # as the backend's `render`
         output_cap=output_cap(settings.model, "max_output_tokens", settings.max_output_tokens, settings.output_limit),
     )
 

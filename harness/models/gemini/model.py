@@ -38,7 +38,7 @@ from harness.models.api_client.outcomes import Outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, excerpt
 from harness.models.api_client.settings import ApiCallSettings
-from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as
+from harness.models.api_client.wrapper_parts import check_image_format, image_as
 from harness.models.args import at_least
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
@@ -77,16 +77,16 @@ class GeminiSettings(ApiCallSettings):
         super().__post_init__()
         if self.images not in ("upload", "inline"):
             raise ValueError(f"gemini backend: images must be upload or inline, got {self.images!r}")
-        if self.image_format not in IMAGE_FORMATS:
-            raise ValueError(
-                f"gemini backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
-            )
-        limit = self.max_output_tokens
-        if limit not in ("task", "none") and not (limit.isdecimal() and int(limit) >= 1):
-            raise ValueError(
-                f"gemini backend: max_output_tokens must be task, none or a positive number, got {limit!r}"
-            )
+        check_image_format(self.image_format, "gemini")
+        self.check_output_cap("max_output_tokens")
         check_sampling(self, self.temperature, self.top_p)
+
+    def rendered(self, request: Request) -> Sent:
+        """What the backend sends for `request` (its `render`, and the screen's): its contents and system instruction,
+        images named by their hash (`wire.sent_contents`)."""
+        return sent_contents(
+            request, images=self.images, image_format=self.image_format, empty_text_parts=self.empty_text_parts
+        )
 
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a
@@ -241,10 +241,8 @@ class GeminiModel(ApiModel):
         return contents, self.config(request, system)
 
     def render(self, request: Request) -> Sent:
-        """What `_send` sends for `request`: its contents and system instruction, images named by their hash
-        (`wire.sent_contents`)."""
-        s = self.settings
-        return sent_contents(request, images=s.images, image_format=s.image_format, empty_text_parts=s.empty_text_parts)
+        """What `_send` sends for `request` (`GeminiSettings.rendered`)."""
+        return self.settings.rendered(request)
 
     def _send(self, request: Request) -> Response:
         ready = self.built(request, self._prepare)

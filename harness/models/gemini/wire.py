@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness.api import ContentPart, ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import flatten_usage, refusal, text_or_empty
-from harness.models.api_client.wrapper_parts import wrapper_segments
+from harness.models.prompt_style import wrapper_segments
 from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:

@@ -175,7 +175,6 @@ class HFGeneration(Model):
                 requests,
                 max_batch_tokens=self.max_batch_tokens,
                 max_batch_size=self.facts.batch_size,
-                padded=True,
                 cost=self.request_cost,
                 sort_long_first=self.facts.request_order == "length",
             )

@@ -30,7 +30,7 @@ from harness.models.api_client.outcomes import Outcome, transport_outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, parse_body
 from harness.models.api_client.settings import ApiCallSettings
-from harness.models.api_client.wrapper_parts import IMAGE_FORMATS
+from harness.models.api_client.wrapper_parts import check_image_format
 from harness.models.args import at_least
 from harness.models.openai_chat.wire import (
     DETAILS,
@@ -92,19 +92,13 @@ class OpenAIChatSettings(ApiCallSettings):
             raise ValueError(
                 f"openai backend: token_param must be auto, max_tokens or max_completion_tokens, got {self.token_param!r}"
             )
-        if self.token_cap not in ("task", "none") and not (self.token_cap.isdecimal() and int(self.token_cap) >= 1):
-            raise ValueError(
-                f"openai backend: token_cap must be task, none or a positive number, got {self.token_cap!r}"
-            )
+        self.check_output_cap("token_cap")
         if self.image_detail is not None and self.image_detail not in DETAILS:
             raise ValueError(
                 f"openai backend: image_detail must be low, high, original or auto, got {self.image_detail!r}"
             )
         check_sampling(self, None, self.top_p)
-        if self.image_format not in IMAGE_FORMATS:
-            raise ValueError(
-                f"openai backend: image_format must be one of {', '.join(IMAGE_FORMATS)}, got {self.image_format!r}"
-            )
+        check_image_format(self.image_format, "openai")
 
     def rendered(self, request: Request) -> Sent:
         """The messages the backend posts for `request` as JSON (its `render`, and the screen's), each image named by

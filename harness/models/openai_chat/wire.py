@@ -11,7 +11,8 @@ from typing import Any
 
 from harness.api import ImagePart, ImageRef, Request, Response, TextPart
 from harness.models.api_client.replies import error_message, flatten_usage, refusal, text_or_empty
-from harness.models.api_client.wrapper_parts import IMAGE_FORMATS, image_as, wrapper_segments
+from harness.models.api_client.wrapper_parts import check_image_format, image_as
+from harness.models.prompt_style import wrapper_segments
 
 # --- request building (pure) ---------------------------------------------------------------------
 
@@ -43,8 +44,7 @@ def request_image_settings(request: Request, detail: str | None, image_format: s
     if given_detail is not None and given_detail not in DETAILS:
         raise ValueError(f"image_detail must be low, high, original or auto, got {given_detail!r}")
     given_format = kwargs.get("image_format", image_format)
-    if given_format not in IMAGE_FORMATS:
-        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, got {given_format!r}")
+    check_image_format(given_format)
     return (None if given_detail is None else str(given_detail)), str(given_format)
 
 
@@ -60,7 +60,7 @@ def build_messages(
     `continue_final_message`): an API that does not would answer after an extra assistant turn, where the official
     wrappers send the user turn only. `url`: how an image is named (default: its bytes inline, a data URL). An empty
     text part is dropped, unless `empty_text_parts`: a turn with images is then cut as `openai_model.py:81-101` cut
-    its prompt, the empty texts around its images sent too (`wrapper_parts.wrapper_segments`)."""
+    its prompt, the empty texts around its images sent too (`prompt_style.wrapper_segments`)."""
     url = url or image_data_url
     out: list[dict[str, Any]] = []
     for message in request.as_sent:

@@ -131,20 +131,15 @@ def token_budget_batches(
     *,
     max_batch_tokens: int | None,
     max_batch_size: int | None = None,
-    max_batch_images: int | None = None,
-    padded: bool = True,
     sort_long_first: bool = True,
     cost: Callable[[Request], int] = request_cost,
 ) -> Iterator[list[Request]]:
-    """Yield batches of requests (see `plan_batches`); what a backend's `batches()` can return."""
+    """Yield padded batches of requests (see `plan_batches`); what a backend's `batches()` can return."""
     plan = plan_batches(
         [cost(r) for r in requests],
         max_batch_tokens=max_batch_tokens,
         max_batch_size=max_batch_size,
-        images=[r.num_images for r in requests],
-        max_batch_images=max_batch_images,
         groups=[r.settings for r in requests],
-        padded=padded,
         sort_long_first=sort_long_first,
     )
     for batch in plan:
