@@ -67,8 +67,7 @@ class ShardJournal:
 
 @dataclass
 class MergeReport:
-    tasks: dict[str, int] = field(default_factory=dict)  # task -> merged samples
-    written: list[Path] = field(default_factory=list)
+    journals: dict[str, ShardJournal] = field(default_factory=dict)  # task -> its merged journal, as written
     shards: int = 0
 
 
@@ -279,6 +278,5 @@ def merge_dirs(
         write_journal(target, task, parts, records)
         stores = [path.with_name(prompts_name(path.name)) for path, _ in (found[task] for found in per_dir)]
         merge_stores(stores, target.with_name(prompts_name(target.name)))  # the texts the records name
-        report.tasks[task] = len(records)
-        report.written.append(target)
+        report.journals[task] = ShardJournal(str(target), task, parts, records)
     return report

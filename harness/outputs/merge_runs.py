@@ -18,7 +18,7 @@ from typing import Any, cast
 from harness.api import SCORED, STATUSES
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
-from harness.outputs.merge import TASK_DOCS_KEY, MergeError, ShardJournal, merge_dirs, read_journal
+from harness.outputs.merge import TASK_DOCS_KEY, MergeError, ShardJournal, merge_dirs
 from harness.outputs.results_file import (
     RESULTS_GLOB,
     ResultsFile,
@@ -32,7 +32,7 @@ from harness.outputs.trusted_tasks import (
     trusted_task_index,
     untrusted_task_folders,
 )
-from harness.running.journal import SCORING_PART, fingerprint, journal_name, scoring_change
+from harness.running.journal import SCORING_PART, fingerprint, scoring_change
 from harness.running.sample_records import sum_usage
 from harness.running.task import Task, TaskResult
 from harness.running.task_aggregation import Aggregated
@@ -176,7 +176,7 @@ def _merged_task(task: Task, journal: ShardJournal, config: RunConfig, started: 
             f"{journal.source}: {task.name}'s stored replies were scored otherwise ({change}); run each shard again "
             "(it rescores them, generating nothing), then merge"
         )
-    records = sorted(journal.records, key=lambda r: r["doc_id"])
+    records = journal.records  # in doc_id order, as merged
     counts = Counter(r["status"] for r in records)
     usages = [r.get("usage") for r in records]
     scored = [
@@ -217,9 +217,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
         report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names, aggregations=aggregations)
     except MergeError as err:
         raise UserError(str(err)) from None
-    task_results = [
-        _merged_task(task, read_journal(out_dir / journal_name(task.name)), config, started) for task in tasks
-    ]
+    task_results = [_merged_task(task, report.journals[task.name], config, started) for task in tasks]
     groups = first.results.get("group_subtasks") or {}
     results = build_results(task_results, groups, index.groups, _merged_config(runs, argv), started, time.time())
     # what the builds held, as the shards' results recorded them (merge opens no build)
@@ -231,7 +229,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
     print(summary_table(results))
     path = write_results(results, out_dir)
     print(
-        f"harness: merged {report.shards} shards ({', '.join(f'{t}: {n}' for t, n in report.tasks.items())} samples); "
+        f"harness: merged {report.shards} shards ({', '.join(f'{t}: {len(j.records)}' for t, j in report.journals.items())} samples); "
         f"results written to {path}",
         file=sys.stderr,
     )
