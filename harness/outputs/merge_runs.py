@@ -10,7 +10,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -18,6 +18,7 @@ from typing import Any, cast
 from harness.api import SCORED, STATUSES
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
+from harness.outputs.cost_record import CostEntry
 from harness.outputs.merge import TASK_DOCS_KEY, MergeError, ShardJournal, merge_dirs
 from harness.outputs.results_file import (
     RESULTS_GLOB,
@@ -128,6 +129,36 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     return cast(RunConfig, merged)  # the shards' own config, its keys kept
 
 
+def _merged_cost(runs: list[ShardRun]) -> dict[str, dict[str, CostEntry]]:
+    """The merged run's `cost`: each task's tokens and USD for the model and the judge, summed over the shards, each
+    of which priced its own answers and its judge's calls (no journal holds the judge's usage, so they are not priced
+    again). A shard with no price leaves the task's USD null: a sum of some shards' would understate it."""
+    entries: dict[str, dict[str, list[CostEntry]]] = {}
+    for run in runs:
+        for task, payees in (run.results.get("cost") or {}).items():
+            for who, entry in payees.items():
+                entries.setdefault(task, {}).setdefault(who, []).append(entry)
+    return {task: {who: _summed_cost(shards) for who, shards in payees.items()} for task, payees in entries.items()}
+
+
+def _summed_cost(shards: list[CostEntry]) -> CostEntry:
+    def named(values: Iterable[str | None]) -> str | None:  # one name, or each the shards gave (prices of another day)
+        return ", ".join(dict.fromkeys(v for v in values if v is not None)) or None
+
+    usds = [e.get("usd") for e in shards]
+    return {
+        "served": named(e.get("served") for e in shards),
+        "priced_as": named(e.get("priced_as") for e in shards),
+        "prices_as_of": named(e.get("prices_as_of") for e in shards),
+        "input_tokens": sum(e.get("input_tokens", 0) for e in shards),
+        "cached_tokens": sum(e.get("cached_tokens", 0) for e in shards),
+        "cache_write_tokens": sum(e.get("cache_write_tokens", 0) for e in shards),
+        "output_tokens": sum(e.get("output_tokens", 0) for e in shards),
+        "usd": round(sum(u for u in usds if u is not None), 9) if None not in usds else None,
+        "batch": all(e.get("batch") for e in shards),  # priced at the batch factor only where every shard was
+    }
+
+
 def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str], include_paths: Sequence[Path] = ()) -> int:
     """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
     an unsharded run does (nothing is generated), and write the results file of the whole run. Tasks come from the
@@ -224,6 +255,9 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
     results["datasets"] = first.results.get("datasets") or {}
     for name, entry in results["n-samples"].items():
         entry["original"] = first.results["n-samples"][name]["original"]
+    costs = _merged_cost(runs)
+    if costs:
+        results["cost"] = costs
     if config.get("predict_only"):
         predict_only(results)
     print(summary_table(results))

@@ -1,6 +1,7 @@
 """A run's cost through the `harness` command against the loopback chat-completions server: `--screen_only`'s
 estimate, `--max_cost` refusing a run over it, and stopping one whose answers' reported usage reaches it, with every
-finished answer kept and the same command resuming, also after the process was killed (alone and with `--batch`)."""
+finished answer kept and the same command resuming, also after the process was killed (alone and with `--batch`);
+the shards of a run, merged, cost what the unsharded run cost."""
 
 from __future__ import annotations
 
@@ -316,3 +317,68 @@ def test_the_results_price_each_answer_by_its_own_prompt(mmneedle_dir: Path, tmp
     # base rates: 9 x $0.135 = $1.215.
     assert len(answered) == 3 * LIMIT == 9
     assert sum(results["cost"][task]["model"]["usd"] for task in TASKS) == pytest.approx(1.72)
+
+
+def test_merged_shards_cost_what_the_unsharded_run_cost(mmneedle_dir: Path, tmp_path: Path, capsys):
+    # Each answer's prompt is reported as 100K tokens an image, so a 10-image needle prompt (1M) is past the 200K
+    # threshold and priced at the long-context rate, a 1-image one (100K) at the base rate: merged, every task's
+    # tokens and dollars are the unsharded run's.
+    prices = tmp_path / "prices.json"
+    long_context = {"over_tokens": 200_000, "input": 2.5, "output": 15.0}
+    prices.write_text(
+        json.dumps({"models": {"test-vlm": {"input": 1.25, "output": 10.0, "long_context": long_context}}})
+    )
+    unpriced = tmp_path / "unpriced.json"
+    unpriced.write_text(json.dumps({"models": {}}))
+
+    def usage(body: dict) -> dict:
+        images = sum(
+            part.get("type") == "image_url"
+            for m in body["messages"]
+            if isinstance(m["content"], list)
+            for part in m["content"]
+        )
+        return {"prompt_tokens": 100_000 * images, "completion_tokens": 7}
+
+    server = ChatServer(usage=usage)
+    server.start()
+    shards = [tmp_path / "shard0", tmp_path / "shard1"]
+    try:
+        codes = [main(_argv(server.base_url, mmneedle_dir, tmp_path / "full", "--prices", str(prices)))]
+        for index, shard in enumerate(shards):
+            codes.append(
+                main(_argv(server.base_url, mmneedle_dir, shard, "--prices", str(prices), "--shard", f"{index}/2"))
+            )
+        codes.append(main(["merge", str(tmp_path / "merged"), *map(str, shards)]))
+        # The second shard run again under a table without the model: its answers come from its journal, unpriced.
+        sent = len(server.received)
+        codes.append(main(_argv(server.base_url, mmneedle_dir, shards[1], "--prices", str(unpriced), "--shard", "1/2")))
+        assert len(server.received) == sent
+    finally:
+        server.stop()
+    codes.append(main(["merge", str(tmp_path / "merged_again"), *map(str, shards)]))
+    assert codes == [0] * 6, capsys.readouterr().err
+
+    def cost(out: Path) -> dict:
+        return json.loads(sorted((out / "openai__test-vlm").glob("results_*.json"))[-1].read_text())["cost"]
+
+    full, merged = cost(tmp_path / "full"), cost(tmp_path / "merged")
+    assert set(merged) == set(TASKS)
+    # three 1-image answers at the base rate, three 10-image ones at the long-context rate
+    assert full[TASKS[0]]["model"]["usd"] == pytest.approx(3 * (0.1 * 1.25 + 7 * 10 / 1e6))
+    assert full[TASKS[2]]["model"]["usd"] == pytest.approx(3 * (1.0 * 2.5 + 7 * 15 / 1e6))
+    for task in TASKS:
+        assert {**merged[task]["model"], "usd": None} == {**full[task]["model"], "usd": None}
+        assert merged[task]["model"]["usd"] == pytest.approx(full[task]["model"]["usd"])
+    assert main(["report", str(tmp_path / "merged")]) == 0
+    total = sum(e["model"]["usd"] for e in full.values())
+    assert (
+        f"- **tokens and cost** (reported usage): model ${total:,.2f}"
+        in (tmp_path / "merged" / "report.md").read_text()
+    )
+    # With one shard unpriced, the merged dollars are unknown, not the other shard's alone; the tokens still add up.
+    again = cost(tmp_path / "merged_again")
+    assert all(again[task]["model"]["usd"] is None for task in TASKS)
+    assert [again[task]["model"]["input_tokens"] for task in TASKS] == [
+        full[task]["model"]["input_tokens"] for task in TASKS
+    ]
