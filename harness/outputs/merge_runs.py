@@ -197,6 +197,23 @@ def _task_index(runs: list[ShardRun], task_names: list[str], include_paths: Sequ
     return index
 
 
+def _check_cluster_keys(runs: list[ShardRun], tasks: list[Task]) -> None:
+    """The cluster keys the shards journalled are made by the `cluster_key:` a task declares now (merge reads the keys
+    and opens no row): keys made by another are one line saying how to make them anew."""
+    for task in tasks:
+        key = task.config.cluster_key
+        now = [task.config.dataset_path, key.to_yaml() if key is not None else None]
+        for run in runs:
+            recorded = (run.results.get("configs") or {}).get(task.name) or {}
+            made_by = [recorded.get("dataset_path"), recorded.get("cluster_key")]
+            if json.dumps(made_by) != json.dumps(now):
+                raise UserError(
+                    f"{run.results_file}: {task.name}'s cluster keys were made by `cluster_key: "
+                    f"{json.dumps(made_by[1])}` of {made_by[0]}, not the task's `cluster_key: {json.dumps(now[1])}` "
+                    f"of {now[0]}; run each shard again (it makes them anew, generating nothing), then merge"
+                )
+
+
 def _merged_task(task: Task, journal: ShardJournal, config: RunConfig, started: float) -> TaskResult:
     """A task of the merged run from its journal's records alone, as the runner aggregates a finished task: merge
     opens no build and rebuilds no request (what was sent is the records'); their metrics are the shards' scoring,
@@ -243,6 +260,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
     index = _task_index(runs, task_names, include_paths)
     metadata = config.get("metadata") or {}
     tasks = [Task(index.tasks[name], metadata, config.get("system_instruction")) for name in task_names]
+    _check_cluster_keys(runs, tasks)
     try:
         aggregations = {task.name: task.builtin_aggregations() for task in tasks}
         report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names, aggregations=aggregations)

@@ -294,3 +294,39 @@ def test_merge_says_how_to_rescore_replies_scored_otherwise_and_merges_predict_o
     assert run.code == 2 and "Traceback" not in run.err
     assert "stored replies were scored otherwise (the task's metrics changed (added" in run.err
     assert "removed old_acc)); run each shard again (it rescores them, generating nothing), then merge" in run.err
+
+
+@pytest.mark.slow  # sharded runs and merges (~3 s)
+def test_merge_says_how_to_make_cluster_keys_anew_when_the_task_declares_another(
+    tmp_path: Path, data_dir: Path, harness
+) -> None:
+    """Merge reads the cluster keys the shards journalled (it opens no row), so keys made by a `cluster_key:` the task no
+    longer declares are one line saying how to make them anew; the shard run again merges into the unsharded run's
+    results, errors included."""
+    task = "mmneedle_m1_n2_k1_pos"
+    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--seed", "4")
+    full = harness(*args, "--output_path", tmp_path / "full")
+    shards = [tmp_path / f"s{index}" for index in (0, 1)]
+    for index, shard in enumerate(shards):
+        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+    (path,) = shards[1].rglob("results_*.json")  # as a shard run before the task's key was changed records it
+    edited = json.loads(path.read_text())
+    declared = edited["configs"][task]["cluster_key"]
+    assert declared == full.results("random")["configs"][task]["cluster_key"] and declared
+    edited["configs"][task]["cluster_key"] = "needle_id"
+    path.write_text(json.dumps(edited))
+    journal = next(shards[1].rglob(f"journal_{task}.jsonl"))  # and the keys that key made: one for all
+    header, *lines = journal.read_text().splitlines()
+    stale = [{**json.loads(line), "cluster": ["needle_id:same"]} for line in lines]
+    journal.write_text("\n".join([header, *map(json.dumps, stale)]) + "\n")
+    run = harness("merge", tmp_path / "m", *shards)
+    assert run.code == 2 and "Traceback" not in run.err
+    assert f'{path}: {task}\'s cluster keys were made by `cluster_key: "needle_id"` of ' in run.err
+    assert "run each shard again (it makes them anew, generating nothing), then merge" in run.err
+    again = harness(*args, "--shard", "1/2", "--output_path", shards[1])
+    assert again.code == 0 and "0 generated now" in again.err, again.err
+    run = harness("merge", tmp_path / "m", *shards)
+    assert run.code == 0, run.err
+    got = json.loads(next((tmp_path / "m").rglob("results_*.json")).read_text())
+    for key in SAME:
+        assert got[key] == full.results("random")[key], key
