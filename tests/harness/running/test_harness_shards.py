@@ -40,6 +40,16 @@ def _header(model_dir: Path, task: str) -> dict[str, Any]:
     return json.loads((model_dir / f"journal_{task}.jsonl").read_text().splitlines()[0])
 
 
+def _full_and_two_shards(harness, tmp_path: Path, args: tuple) -> tuple[Any, list[Path]]:
+    """The unsharded run (in `full/`) and its two shards' folders (`s0/`, `s1/`), every run finished."""
+    full = harness(*args, "--output_path", tmp_path / "full")
+    assert full.code == 0, full.err
+    shards = [tmp_path / f"s{index}" for index in (0, 1)]
+    for index, shard in enumerate(shards):
+        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+    return full, shards
+
+
 def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: str, tasks: list[str]):
     full = harness(*args, "--output_path", tmp_path / "full")
     assert full.code == 0, full.err
@@ -244,10 +254,7 @@ def test_merge_reads_records_only_with_the_data_gone_and_refuses_shards_that_sen
     shutil.copytree(data_dir, data)
     task = "mmneedle_m1_n2_k1_neg"
     args = ("--tasks", task, "--model", "random", "--data_dir", data, "--seed", "3")
-    full = harness(*args, "--output_path", tmp_path / "full")
-    shards = [tmp_path / f"s{index}" for index in (0, 1)]
-    for index, shard in enumerate(shards):
-        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+    full, shards = _full_and_two_shards(harness, tmp_path, args)
     shutil.rmtree(data)
     run = harness("merge", tmp_path / "m", *shards)
     assert run.code == 0, run.err
@@ -272,10 +279,7 @@ def test_merge_says_how_to_rescore_replies_scored_otherwise_and_merges_predict_o
     line saying how to rescore them; `--predict_only` shards merge into the unsharded `--predict_only` run's results."""
     task = "mmneedle_m1_n2_k1_pos"
     args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--predict_only")
-    full = harness(*args, "--output_path", tmp_path / "full")
-    shards = [tmp_path / f"s{index}" for index in (0, 1)]
-    for index, shard in enumerate(shards):
-        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+    full, shards = _full_and_two_shards(harness, tmp_path, args)
     run = harness("merge", tmp_path / "m", *shards)
     assert run.code == 0, run.err
     got = json.loads(next((tmp_path / "m").rglob("results_*.json")).read_text())
@@ -305,10 +309,7 @@ def test_merge_says_how_to_make_cluster_keys_anew_when_the_task_declares_another
     results, errors included."""
     task = "mmneedle_m1_n2_k1_pos"
     args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--seed", "4")
-    full = harness(*args, "--output_path", tmp_path / "full")
-    shards = [tmp_path / f"s{index}" for index in (0, 1)]
-    for index, shard in enumerate(shards):
-        assert harness(*args, "--shard", f"{index}/2", "--output_path", shard).code == 0
+    full, shards = _full_and_two_shards(harness, tmp_path, args)
     (path,) = shards[1].rglob("results_*.json")  # as a shard run before the task's key was changed records it
     edited = json.loads(path.read_text())
     declared = edited["configs"][task]["cluster_key"]
