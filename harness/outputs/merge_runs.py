@@ -34,7 +34,9 @@ from harness.outputs.trusted_tasks import (
     untrusted_task_folders,
 )
 from harness.running.journal import SCORING_PART, fingerprint, scoring_change
+from harness.running.judge import JudgeLogLine, judge_counts, judge_log_name, read_judge_log, write_judge_log
 from harness.running.sample_records import sum_usage
+from harness.running.sharding import parse_shard
 from harness.running.task import Task, TaskResult
 from harness.running.task_aggregation import Aggregated
 
@@ -214,7 +216,37 @@ def _check_cluster_keys(runs: list[ShardRun], tasks: list[Task]) -> None:
                 )
 
 
-def _merged_task(task: Task, journal: ShardJournal, config: RunConfig, started: float) -> TaskResult:
+def _judge_decisions(task: Task, journal: ShardJournal, runs: list[ShardRun], out_dir: Path) -> list[JudgeLogLine]:
+    """The judge's decision on each scored record, in the records' order, from the shard's `judge_<task>.jsonl` that
+    ran it (the journal holds the model's answers; the judge's metrics are only there, its replies in the response
+    cache), written to the merged folder as the unsharded run writes it."""
+    scored = [r for r in journal.records if r["status"] in SCORED]
+    decisions: dict[str, JudgeLogLine] = {}
+    for run in runs:
+        path = run.folder / judge_log_name(task.name)
+        shard = parse_shard(run.results["config"]["shard"])
+        try:
+            lines = read_judge_log(path)
+        except FileNotFoundError:
+            lines = {}
+        except OSError as err:
+            raise UserError(f"{path}: unreadable judge log ({err.strerror or err})") from None
+        missing = [r["doc_id"] for r in scored if shard and shard.contains(r["doc_id"]) and r["sample_id"] not in lines]
+        if missing:
+            raise UserError(
+                f"{path}: no judge decisions for {task.name} (doc {', '.join(map(str, missing[:5]))}"
+                f"{', ...' if len(missing) > 5 else ''}); run that shard again (it judges from the cache, generating "
+                "nothing), then merge"
+            )
+        decisions.update(lines)
+    judged = [decisions[r["sample_id"]] for r in scored]
+    write_judge_log(out_dir / judge_log_name(task.name), judged)
+    return judged
+
+
+def _merged_task(
+    task: Task, journal: ShardJournal, config: RunConfig, started: float, judged: list[JudgeLogLine] | None
+) -> TaskResult:
     """A task of the merged run from its journal's records alone, as the runner aggregates a finished task: merge
     opens no build and rebuilds no request (what was sent is the records'); their metrics are the shards' scoring,
     so a task whose scoring changed since is one line saying how to rescore them."""
@@ -227,8 +259,9 @@ def _merged_task(task: Task, journal: ShardJournal, config: RunConfig, started: 
     records = journal.records  # in doc_id order, as merged
     counts = Counter(r["status"] for r in records)
     usages = [r.get("usage") for r in records]
+    judge_metrics = {line["sample_id"]: line.get("metrics") or {} for line in judged or ()}
     scored = [
-        task.scored_row(r["sample_id"], metrics, r.get("cluster"))
+        task.scored_row(r["sample_id"], {**metrics, **judge_metrics.get(r["sample_id"], {})}, r.get("cluster"))
         for r in records
         if r["status"] in SCORED and (metrics := r.get("metrics")) is not None
     ]
@@ -238,6 +271,7 @@ def _merged_task(task: Task, journal: ShardJournal, config: RunConfig, started: 
         fingerprint=fingerprint(journal.parts),
         **vars(Aggregated() if config.get("predict_only") else task.aggregate(scored, config.get("bootstrap_iters"))),
         counts={s: counts.get(s, 0) for s in STATUSES},
+        judge_counts=judge_counts([line["status"] for line in judged]) if judged is not None else {},
         n_effective=len(records),
         resumed=len(records),
         changed=0,
@@ -266,7 +300,17 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
         report = merge_dirs([run.folder for run in runs], out_dir, tasks=task_names, aggregations=aggregations)
     except MergeError as err:
         raise UserError(str(err)) from None
-    task_results = [_merged_task(task, report.journals[task.name], config, started) for task in tasks]
+    judging = config.get("judge") and not config.get("predict_only")  # as the runner judges: a judge, and scoring
+    task_results = [
+        _merged_task(
+            task,
+            report.journals[task.name],
+            config,
+            started,
+            _judge_decisions(task, report.journals[task.name], runs, out_dir) if judging and task.judge else None,
+        )
+        for task in tasks
+    ]
     groups = first.results.get("group_subtasks") or {}
     results = build_results(task_results, groups, index.groups, _merged_config(runs, argv), started, time.time())
     # what the builds held, as the shards' results recorded them (merge opens no build)

@@ -28,7 +28,7 @@ the cap keeps one hostile or runaway reply from stalling a run, and the results 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Required, TypeGuard
@@ -291,10 +291,10 @@ def judge_log_name(task: str) -> str:
     return f"judge_{file_safe(task)}.jsonl"
 
 
-def write_judge_log(path: Path, outcomes: Sequence[JudgedSample]) -> None:
-    """`judge_<task>.jsonl`: every judged sample's outcome, replaced as a whole each run (the replies are in
-    the response cache; this file is for reading)."""
-    write_lines(path, (dumps(outcome.to_json(), ensure_ascii=False) for outcome in outcomes))
+def write_judge_log(path: Path, lines: Iterable[Mapping[str, object]]) -> None:
+    """`judge_<task>.jsonl`: every judged sample's outcome (`JudgedSample.to_json`), replaced as a whole each run
+    (the replies are in the response cache; this file is for reading, and for `harness merge`)."""
+    write_lines(path, (dumps(line, ensure_ascii=False) for line in lines))
 
 
 class JudgeLogLine(TypedDict, total=False):
@@ -331,11 +331,12 @@ def _is_judge_line(record: object) -> TypeGuard[JudgeLogLine]:
     return isinstance(record, dict) and schema.problem(record, JudgeLogLine) is None
 
 
-def judge_counts(outcomes: Sequence[JudgedSample]) -> dict[str, int]:
+def judge_counts(statuses: Sequence[str]) -> dict[str, int]:
+    """The results' `sample_counts` of a judged task: its scored samples' judge outcomes, by status."""
     return {
-        "n_judged": sum(o.status == JUDGED for o in outcomes),
-        "n_judge_unparsed": sum(o.status == UNPARSED for o in outcomes),
-        "n_judge_error": sum(o.status == FAILED for o in outcomes),
+        "n_judged": statuses.count(JUDGED),
+        "n_judge_unparsed": statuses.count(UNPARSED),
+        "n_judge_error": statuses.count(FAILED),
     }
 
 

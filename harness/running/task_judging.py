@@ -42,7 +42,7 @@ def judge_task(
         extra = by_sample[s].metrics if s in by_sample else {}
         outcomes.append(replace(outcome, metrics={**(outcome.metrics or {}), **extra}) if extra else outcome)
     if output_dir is not None:
-        write_judge_log(output_dir / judge_log_name(task.name), judged)
+        write_judge_log(output_dir / judge_log_name(task.name), (j.to_json() for j in judged))
     failed = [j for j in judged if j.status == JUDGE_FAILED]
     if failed:
         print(
@@ -51,4 +51,4 @@ def judge_task(
             "them (judged samples come from the cache)",
             file=sys.stderr,
         )
-    return outcomes, judge_counts(judged)
+    return outcomes, judge_counts([j.status for j in judged])

@@ -290,3 +290,53 @@ def test_with_batch_the_judge_goes_through_the_batch_api(summ_dir: Path, tmp_pat
     assert counts["mmlongbench_summ_govreport_8k"]["n_judged"] == 3  # as with single calls (the test above)
     assert counts["mmlongbench_summ_multilexsum_8k"]["n_judge_unparsed"] == 3
     assert results["cost"]["mmlongbench_summ_govreport_8k"]["judge"]["batch"] is True
+
+
+@pytest.mark.slow  # a judged run, two judged shards and merges (~4 s)
+def test_merged_judged_shards_equal_the_unsharded_judged_run(summ_dir: Path, tmp_path: Path, harness) -> None:
+    """The judge's metrics are not in the journal (its replies are in the response cache, its decisions in
+    `judge_<task>.jsonl`): merge joins each shard's decisions to its records, so the merged Summ tasks and groups are
+    the unsharded run's; a shard whose decisions are gone is one line saying to run it again."""
+    server = ChatServer(answer=judge_reply)
+    server.start()
+    try:
+        args = (
+            "--tasks",
+            TASKS,
+            "--model",
+            "random",
+            "--data_dir",
+            summ_dir,
+            "--seed",
+            "2",
+            "--judge_model",
+            "openai",
+            "--judge_args",
+            f"base_url={server.base_url},api_key=k",
+        )
+        runs = [harness(*args, "--output_path", tmp_path / "full")]
+        shards = [tmp_path / f"s{index}" for index in (0, 1)]
+        runs += [harness(*args, "--shard", f"{index}/2", "--output_path", s) for index, s in enumerate(shards)]
+        assert [run.code for run in runs] == [0, 0, 0], runs[-1].err
+        merged = harness("merge", tmp_path / "m", *shards)
+        assert merged.code == 0, merged.err
+        expected = runs[0].results("random")
+        got = json.loads(next((tmp_path / "m" / "random").glob("results_*.json")).read_text())
+        for key in ("results", "groups", "sample_counts", "uncertainty", "breakdowns"):
+            assert got.get(key) == expected.get(key), key
+        assert "fluency_f1,none" in got["results"]["mmlongbench_summ_govreport_8k"]
+        assert got["cost"] == expected["cost"]
+        for task in ("mmlongbench_summ_govreport_8k", "mmlongbench_summ_multilexsum_8k"):
+            log = f"random/judge_{task}.jsonl"
+            assert (tmp_path / "m" / log).read_text() == (tmp_path / "full" / log).read_text()
+
+        (shards[1] / "random" / "judge_mmlongbench_summ_govreport_8k.jsonl").unlink()
+        again = harness("merge", tmp_path / "m2", *shards)
+        assert again.code == 2 and "Traceback" not in again.err
+        assert (
+            f"{shards[1] / 'random' / 'judge_mmlongbench_summ_govreport_8k.jsonl'}: no judge decisions for "
+            "mmlongbench_summ_govreport_8k (doc 1"
+        ) in again.err
+        assert "run that shard again (it judges from the cache, generating nothing), then merge" in again.err
+    finally:
+        server.stop()
