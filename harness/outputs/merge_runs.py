@@ -36,7 +36,7 @@ from harness.outputs.trusted_tasks import (
 from harness.running.journal import SCORING_PART, fingerprint, scoring_change
 from harness.running.judge import JudgeLogLine, judge_counts, judge_log_name, read_judge_log, write_judge_log
 from harness.running.sample_records import sum_usage
-from harness.running.sharding import parse_shard
+from harness.running.sharding import Shard, parse_shard
 from harness.running.task import Task, TaskResult
 from harness.running.task_aggregation import Aggregated
 
@@ -47,6 +47,7 @@ class ShardRun:
     relative: Path  # that folder relative to the folder named on the command line
     results_file: Path
     results: ResultsFile
+    shard: Shard  # the documents it ran
 
 
 # What every shard of one run must share (their journals' headers are checked again by merge_dirs).
@@ -86,9 +87,13 @@ def _shard_run(folder: Path) -> ShardRun:
     results = read_results_file(newest)
     if not (isinstance(results.get("config"), dict) and isinstance(results.get("results"), dict)):
         raise UserError(f"{newest}: not a results file (expected an object with `results` and `config`)")
-    if not results["config"].get("shard"):
+    try:
+        shard = parse_shard(results["config"].get("shard"))
+    except ValueError as err:
+        raise UserError(f"{newest}: config.shard: {err}") from None
+    if shard is None:
         raise UserError(f"{newest}: not the results of a --shard run")
-    return ShardRun(parents[0], parents[0].relative_to(folder), newest, results)
+    return ShardRun(parents[0], parents[0].relative_to(folder), newest, results, shard)
 
 
 def _check_one_run(runs: list[ShardRun]) -> None:
@@ -224,21 +229,20 @@ def _judge_decisions(task: Task, journal: ShardJournal, runs: list[ShardRun], ou
     decisions: dict[str, JudgeLogLine] = {}
     for run in runs:
         path = run.folder / judge_log_name(task.name)
-        shard = parse_shard(run.results["config"]["shard"])
         try:
             lines = read_judge_log(path)
         except FileNotFoundError:
             lines = {}
         except OSError as err:
             raise UserError(f"{path}: unreadable judge log ({err.strerror or err})") from None
-        missing = [r["doc_id"] for r in scored if shard and shard.contains(r["doc_id"]) and r["sample_id"] not in lines]
+        missing = [r["doc_id"] for r in scored if run.shard.contains(r["doc_id"]) and r["sample_id"] not in lines]
         if missing:
             raise UserError(
                 f"{path}: no judge decisions for {task.name} (doc {', '.join(map(str, missing[:5]))}"
                 f"{', ...' if len(missing) > 5 else ''}); run that shard again (it judges from the cache, generating "
                 "nothing), then merge"
             )
-        decisions.update(lines)
+        decisions.update((sid, line) for sid, line in lines.items() if run.shard.contains(line["doc_id"]))
     judged = [decisions[r["sample_id"]] for r in scored]
     write_judge_log(out_dir / judge_log_name(task.name), judged)
     return judged

@@ -188,6 +188,12 @@ def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: 
     assert run.code == 2 and "not the results of a --shard run" in run.err
     run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "nowhere")
     assert run.code == 2 and "no such folder" in run.err
+    (results,) = (tmp_path / "s1").rglob("results_*.json")
+    edited = json.loads(results.read_text())
+    results.write_text(json.dumps({**edited, "config": {**edited["config"], "shard": "9/3"}}))
+    run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1")
+    assert run.code == 2 and f"{results}: config.shard: --shard 9/3: the index must be in 0..2" in run.err
+    results.write_text(json.dumps(edited))
     other = (
         "--tasks",
         "mmneedle_m1_n2_k1_neg",
