@@ -2,6 +2,8 @@
 (one run: the same model, data, limit, seed and settings; every shard present once), the shards' journals are
 merged (`harness.outputs.merge.merge_dirs`) and the merged records are aggregated into one results file, as an
 unsharded run would have written it: no build is opened and no request rebuilt (issue 62: readers read records).
+What only the shards' other files hold comes from them: a judged task's decisions (`judge_<task>.jsonl`), the cost
+they recorded, and with `--log_samples` their sample logs.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,6 +38,7 @@ from harness.outputs.trusted_tasks import (
 )
 from harness.running.journal import SCORING_PART, fingerprint, scoring_change
 from harness.running.judge import JudgeLogLine, judge_counts, judge_log_name, read_judge_log, write_judge_log
+from harness.running.sample_log import SampleLogLine, read_sample_log, sample_log_name, write_sample_log
 from harness.running.sample_records import sum_usage
 from harness.running.sharding import Shard, parse_shard
 from harness.running.task import Task, TaskResult
@@ -167,8 +171,8 @@ def _summed_cost(shards: list[CostEntry]) -> CostEntry:
 
 
 def merge_shards(out: Path, shard_dirs: list[Path], argv: list[str], include_paths: Sequence[Path] = ()) -> int:
-    """Merge the journals of the shards of one run, then aggregate them through the runner exactly as
-    an unsharded run does (nothing is generated), and write the results file of the whole run. Tasks come from the
+    """Merge the journals of the shards of one run, aggregate their records as an unsharded run aggregates its own
+    (nothing is generated, no build opened), and write the results file of the whole run. Tasks come from the
     installed task folders and `include_paths` (`harness merge --include_path`), never from the folders the shards'
     results record (`harness.outputs.trusted_tasks`)."""
     from harness.running.lock import OutputLock
@@ -249,7 +253,7 @@ def _judge_decisions(task: Task, journal: ShardJournal, runs: list[ShardRun], ou
 
 
 def _merged_task(
-    task: Task, journal: ShardJournal, config: RunConfig, started: float, judged: list[JudgeLogLine] | None
+    task: Task, journal: ShardJournal, config: RunConfig, started: float, judged: list[JudgeLogLine] | None = None
 ) -> TaskResult:
     """A task of the merged run from its journal's records alone, as the runner aggregates a finished task: merge
     opens no build and rebuilds no request (what was sent is the records'); their metrics are the shards' scoring,
@@ -286,6 +290,37 @@ def _merged_task(
         task_docs=int(journal.parts.get(TASK_DOCS_KEY) or len(records)),
         truncated=sum(1 for r in records if r.get("truncation")),
     )
+
+
+def _merged_sample_logs(
+    runs: list[ShardRun], journals: Mapping[str, ShardJournal], out_dir: Path, date_id: str
+) -> bool:
+    """`--log_samples`: each task's sample log, the shards' (each written by the run that wrote its results) in doc
+    order, which is the unsharded run's log line for line. A task whose shard's log is gone, or is not of its records
+    (a run since without `--log_samples`), is one line and has none; True where every task has its log."""
+    suffix = runs[0].results["config"].get("log_samples_suffix")
+    every = True
+    for task, journal in journals.items():
+        lines: list[SampleLogLine] = []
+        for run in runs:
+            path = run.folder / sample_log_name(task, run.results_file.stem.removeprefix("results_"), suffix)
+            docs = [r["doc_id"] for r in journal.records if run.shard.contains(r["doc_id"])]
+            logged = read_sample_log(path) if run.results["config"].get("log_samples") and path.is_file() else None
+            if logged is None or [line["doc_id"] for line in logged] != docs:
+                what = "missing" if logged is None else "not of the shard's records"
+                print(
+                    f"harness merge: no sample log of {task}: {path} is {what} (run that shard again with "
+                    "--log_samples, then merge)",
+                    file=sys.stderr,
+                )
+                every = False
+                break
+            lines += logged
+        else:
+            write_sample_log(
+                out_dir / sample_log_name(task, date_id, suffix), sorted(lines, key=lambda line: line["doc_id"])
+            )
+    return every
 
 
 def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_paths: Sequence[Path]) -> int:
@@ -326,8 +361,11 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
         results["cost"] = costs
     if config.get("predict_only"):
         predict_only(results)
+    date_id = datetime.now().isoformat().replace(":", "-")  # names the results and the sample logs, as a run's
+    if config.get("log_samples"):
+        results["config"]["log_samples"] = _merged_sample_logs(runs, report.journals, out_dir, date_id)
     print(summary_table(results))
-    path = write_results(results, out_dir)
+    path = write_results(results, out_dir, date_id)
     print(
         f"harness: merged {report.shards} shards ({', '.join(f'{t}: {len(j.records)}' for t, j in report.journals.items())} samples); "
         f"results written to {path}",

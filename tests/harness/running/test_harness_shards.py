@@ -90,10 +90,12 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
         "5",
         "--batch_size",
         "2",
+        "--log_samples",
     )
     full, merged = _shard_then_merge(harness, tmp_path, 3, args, "random", RANDOM_TASKS)
     expected = full.results("random")
-    got = json.loads(sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1].read_text())
+    merged_file = sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1]
+    got = json.loads(merged_file.read_text())
     for key in SAME:
         assert got[key] == expected[key], key
     assert "partial" not in got and got["config"]["shard"] is None
@@ -111,6 +113,24 @@ def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, h
     text = (tmp_path / "report.md").read_text()
     assert "Not shown: 3 results file(s) of `--shard` runs" in text
     assert "| mmneedle_m1_n2_k1_pos | 1.0 | 12 | 0 | existence_acc |" in text
+    # The shards' sample logs, merged, are the unsharded run's, named by the merged results' date as a run names them.
+    date = merged_file.stem.removeprefix("results_")
+    for task in RANDOM_TASKS:
+        (logged,) = (tmp_path / "full" / "random").glob(f"samples_{task}_*.jsonl")
+        assert (tmp_path / "merged" / "random" / f"samples_{task}_{date}.jsonl").read_text() == logged.read_text()
+    assert got["config"]["log_samples"] is True
+    next((tmp_path / "shard1" / "random").glob(f"samples_{RANDOM_TASKS[0]}_*.jsonl")).unlink()
+    again = harness("merge", tmp_path / "merged_again", *(tmp_path / f"shard{index}" for index in range(3)))
+    assert again.code == 0, again.err
+    assert (
+        f"harness merge: no sample log of {RANDOM_TASKS[0]}: " in again.err
+        and " is missing (run that shard" in again.err
+    )
+    (again_file,) = (tmp_path / "merged_again" / "random").glob("results_*.json")
+    date = again_file.stem.removeprefix("results_")
+    logs = {path.name for path in (tmp_path / "merged_again" / "random").glob("samples_*.jsonl")}
+    assert logs == {f"samples_{task}_{date}.jsonl" for task in RANDOM_TASKS[1:]}
+    assert json.loads(again_file.read_text())["config"]["log_samples"] is False
 
 
 @pytest.mark.slow  # three runs and a merge
