@@ -222,8 +222,9 @@ def _models_sends(parser: CommandParser, args: ModelsOptions) -> int:
 def merge_command(argv: list[str]) -> int:
     parser = CommandParser(
         prog="harness merge",
-        description="Combine the output folders of the --shard runs of one evaluation into the journals and the "
-        "results file an unsharded run would have written (nothing is generated).",
+        description="Combine the output folders of the --shard runs of one evaluation into the journals, judge "
+        "decisions, sample logs and results file an unsharded run would have written, from what the shards wrote "
+        "(nothing is generated, no data read).",
         epilog="Example: harness merge results/ shard0/ shard1/ shard2/ (each shard ran with --shard i/3 "
         "--output_path shardI/)",
     )
@@ -242,8 +243,8 @@ class MergeOptions(CommandOptions):
         REQUIRED, "every shard's --output_path (or its model folder)", positional=True, parse=Path, nargs="+"
     )
     include_path: tuple[Path, ...] = include_path_option(
-        "a folder of tasks the shards ran (with --include_path), whose code the merge may run to score and "
-        "aggregate them; the --include_path a shard's results record is never read, since a results folder may "
+        "a folder of tasks the shards ran (with --include_path), whose code the merge may run to aggregate "
+        "them; the --include_path a shard's results record is never read, since a results folder may "
         "come from elsewhere"
     )
 
