@@ -222,9 +222,8 @@ def _models_sends(parser: CommandParser, args: ModelsOptions) -> int:
 def merge_command(argv: list[str]) -> int:
     parser = CommandParser(
         prog="harness merge",
-        description="Combine the output folders of the --shard runs of one evaluation into the journals, judge "
-        "decisions, sample logs and results file an unsharded run would have written, from what the shards wrote "
-        "(nothing is generated, no data read).",
+        description="Combine the --shard runs of one evaluation into the journals, judge decisions, sample logs and "
+        "results an unsharded run writes, from the shards' files alone (nothing generated, no data read).",
         epilog="Example: harness merge results/ shard0/ shard1/ shard2/ (each shard ran with --shard i/3 "
         "--output_path shardI/)",
     )
