@@ -253,11 +253,12 @@ def _judge_decisions(task: Task, journal: ShardJournal, runs: list[ShardRun], ou
 
 
 def _merged_task(
-    task: Task, journal: ShardJournal, config: RunConfig, started: float, judged: list[JudgeLogLine] | None = None
+    task: Task, journal: ShardJournal, config: RunConfig, started: float, judged: list[JudgeLogLine] | None
 ) -> TaskResult:
     """A task of the merged run from its journal's records alone, as the runner aggregates a finished task: merge
     opens no build and rebuilds no request (what was sent is the records'); their metrics are the shards' scoring,
-    so a task whose scoring changed since is one line saying how to rescore them."""
+    so a task whose scoring changed since is one line saying how to rescore them. `judged`: a judged task's decisions
+    (`_judge_decisions`), whose metrics join its records' as the runner joins them."""
     change = scoring_change(journal.parts.get(SCORING_PART), task.scoring_identity())
     if change:
         raise UserError(

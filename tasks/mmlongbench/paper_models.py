@@ -118,7 +118,7 @@ GPT4O = (
     ),
 )
 # run_api.sh runs Claude with `--image_file_root` a local folder at 8K/16K (:154-162), whose files openai_model.py
-# (:117-124) decodes, makes RGB and sends as PNGs, and the authors' Hub URLs at 32K-128K (:164-193), which the
+# (:117-124, `encode_image_base64`, model_utils.py:55-59) decodes, makes RGB and sends as PNGs, and the authors' Hub URLs at 32K-128K (:164-193), which the
 # provider fetches: the files' own bytes. `--image_detail` is never set for it: the default `auto` (arguments.py:55).
 CLAUDE = (
     GPT4O[0],
@@ -137,9 +137,10 @@ GEMINI = (
     ),
 )
 # How eval_api.py called the API models: arguments.py:34-35's defaults (temperature 1.0, top_p 1.0), which run_api.sh
-# never changes. Gemini's wrapper sends both as they are, do_sample or not, with one candidate (gemini.py:127-136)
-# and its prompt cut by re.split around each image, empty texts included (gemini.py:55-62); max_output_tokens as the
-# alias (none for the thinking and 2.5 series). openai_model.py sends temperature 0.0 (do_sample is False),
+# never changes. Gemini's wrapper sends both as they are, do_sample or not, with one candidate (gemini.py:127-136),
+# each image decoded, made RGB and saved as PNG (gemini.py:73,80, `image_to_io`, model_utils.py:48-52: the gemini
+# backend's default `image_format=png`) and its prompt cut by re.split around each image, empty texts included
+# (gemini.py:55-62); max_output_tokens as the alias (none for the thinking and 2.5 series). openai_model.py sends temperature 0.0 (do_sample is False),
 # top_p=1.0 and max_tokens (openai_model.py:138-146) on every call, GPT-4o's and Claude's alike, its prompt cut the
 # same way, empty texts included (format_chat, :81-101).
 GEMINI_ARGS = {"temperature": "1.0", "top_p": "1.0", "candidate_count": "1", "empty_text_parts": "true"}

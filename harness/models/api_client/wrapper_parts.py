@@ -1,8 +1,8 @@
-"""How the official API wrappers prepared a prompt before sending it, for any API backend that sends as they did: each
-image decoded, made RGB and saved as PNG (MMLongBench's `vlm_model/gemini.py:73,80` and `openai_model.py:117-124` at
-EdinburghNLP/MMLongBench 26197d2); the prompt they cut by `re.split(r'(<image>)', text)` (`gemini.py:55-62`,
-`openai_model.py:81-101`), whose empty texts before, between and after images they sent too, is
-`harness.models.prompt_style.wrapper_segments`."""
+"""How a paper's official API wrappers prepared a prompt before sending it, for any API backend that sends as they
+did: each image decoded, made RGB and saved as PNG (`image_format=png`), and the prompt cut around its images with
+the empty texts before, between and after them sent too (`empty_text_parts`:
+`harness.models.prompt_style.wrapper_segments`). Which paper models were sent so, with the official code's lines:
+`tasks/<benchmark>/paper_models.py`."""
 
 from __future__ import annotations
 
@@ -24,8 +24,7 @@ def check_image_format(image_format: object, backend: str = "") -> None:
 
 def image_as(image: ImageRef, image_format: str) -> tuple[str, bytes]:
     """(MIME type, bytes) of the image as sent in `image_format` (`IMAGE_FORMATS`): for `png`, decoded, made RGB and
-    saved as PNG, as `gemini.py:73,80` (`image_to_io`, `model_utils.py:48-52`) and `openai_model.py:117,124`
-    (`encode_image_base64`, `model_utils.py:55-59`) did; the bytes are first checked to decode (one decode)."""
+    saved as PNG, as the wrappers did; the bytes are first checked to decode (one decode)."""
     if image_format == "png":
         _, _, rgb = decoded_image(image, lambda decoded: decoded.convert("RGB"))
         out = io.BytesIO()

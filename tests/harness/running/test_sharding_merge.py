@@ -218,7 +218,7 @@ def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_
     index = TaskIndex([])
     (model_dir,) = {p.parent for p in merged.rglob("journal_*.jsonl")}
     tasks = [Task(index.tasks[name], {}) for name in names]
-    results = [_merged_task(t, read_journal(model_dir / journal_name(t.name)), {}, 0.0) for t in tasks]
+    results = [_merged_task(t, read_journal(model_dir / journal_name(t.name)), {}, 0.0, None) for t in tasks]
     assert all(task.docs is None for task in tasks)  # the merge read records only
     for result in results:
         assert result.generated == 0 and result.resumed == result.n_effective
