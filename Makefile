@@ -36,15 +36,18 @@ lint: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# Both commands run pytest-xdist workers (TEST_WORKERS, one a core by default); `worksteal` lets an idle worker take
+# tests queued on another (a module's fixtures may then be built on both: measured, 124 s against 135 s with
+# `loadscope`, bench/RESULTS.md). `make test` is the whole suite, as CI runs it, and ends with its 20 slowest tests
+# (tests/README.md says how to find a slow one). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 test: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q
+	$(PYTEST) --durations=20
 
 # The edit loop: every test but those marked slow (end-to-end builds and runs); `make test` still runs them all.
-# Two pytest-xdist workers; `worksteal` lets an idle worker take tests queued on the other (a module's fixtures may
-# then be built on both: measured, 124 s against 135 s with `loadscope` on this machine, bench/RESULTS.md).
-TEST_WORKERS ?= 2
 test-fast: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist worksteal
+	$(PYTEST) -m "not slow"
 
 # The fuzz suite on demand (tests/fuzz, issue 30): fresh random inputs, 10,000 and more in all (`make test` runs the
 # same properties on a few dozen fixed inputs each). It prints how many inputs it generated.

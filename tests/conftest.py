@@ -205,6 +205,17 @@ def card_yaml_parsed_once() -> object:
         yield repocard.yaml
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests whose `slow` marker says they take minutes (`@pytest.mark.slow(minutes=6)`) run first, longest
+    first: pytest-xdist's `worksteal` hands each worker a contiguous share of the collection, and a test of minutes
+    left to the end of a share would run alone after every other test has finished."""
+    minutes = {
+        id(item): -(marker.kwargs.get("minutes", 0) if (marker := item.get_closest_marker("slow")) else 0)
+        for item in items
+    }
+    items.sort(key=lambda item: minutes[id(item)])  # stable: every other test keeps its place
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """A session a shell started in the background without job control (`make test &`) has SIGINT ignored, and every
     child inherits that, so the interrupt tests' runs would never see their Ctrl-C: the session takes the SIGINT a
