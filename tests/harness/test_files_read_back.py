@@ -20,7 +20,6 @@ from harness.errors import UserError
 from harness.file_writing import LinkRefused, NotReadBack
 from harness.inputs.integrity import HASH_CACHE_ENV, open_files
 from harness.models.openai_chat.model import OpenAIChatModel
-from harness.models.registry import get_model_class
 from harness.running.cache import ResponseCache
 from harness.running.lock import OutputLock
 from harness.running.prompt_store import PromptStore
@@ -28,6 +27,7 @@ from harness.running.sample_store import SampleStore
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
 from tests.support.openai_batches import OpenAIBatchDesk
+from tests.support.provider_tests import api_model, batch_settings, generated
 
 
 def _within(seconds: float, call: Callable[[], object], fifo: Path | None = None) -> BaseException | None:
@@ -68,19 +68,8 @@ def _one_line(err: BaseException | None, *words: str) -> str:
 
 
 def _model(server: ChatServer, journal: Path, **args: str) -> OpenAIChatModel:
-    base = {
-        "model": "test-vlm",
-        "base_url": server.base_url,
-        "api_key": "test-key",
-        "timeout": "5",
-        "backoff": "0.01",
-        "max_retries": "0",
-        "batch_journal": str(journal),
-        "batch_poll": "0.01",
-    }
-    model = get_model_class("openai").from_args({**base, **args})
-    assert isinstance(model, OpenAIChatModel)
-    return model
+    settings = {**batch_settings(journal), "timeout": "5", "max_retries": "0"}
+    return api_model("openai", OpenAIChatModel, server, settings, **args)
 
 
 class _WordyDesk(OpenAIBatchDesk):
@@ -97,50 +86,38 @@ class _WordyDesk(OpenAIBatchDesk):
         return code, batch
 
 
-@pytest.fixture
-def batch_server():
-    server = ChatServer(batches=OpenAIBatchDesk())
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 def _generate(server: ChatServer, journal: Path, **args: str) -> None:
-    model = _model(server, journal, **args)
-    try:
-        model.generate([make_request("s0", ["#id=s0 hello"])])
-    finally:
-        model.close()
+    generated(_model(server, journal, **args), [make_request("s0", ["#id=s0 hello"])])
 
 
 # ------------------------------------------------------------------------------------------- the batch journal
 
 
-def test_a_link_at_the_batch_journal_is_refused_and_its_target_untouched(batch_server, tmp_path):
+def test_a_link_at_the_batch_journal_is_refused_and_its_target_untouched(openai_batch_server, tmp_path):
     outside = tmp_path / "precious.txt"
     outside.write_text("mine\n")
     journal = tmp_path / "run" / "batches_model.jsonl"
     journal.parent.mkdir()
     journal.symlink_to(outside)
-    err = _within(10, lambda: _generate(batch_server, journal))
+    err = _within(10, lambda: _generate(openai_batch_server, journal))
     assert isinstance(err, LinkRefused)
     _one_line(err, "batches_model.jsonl", "symbolic link")
-    assert outside.read_text() == "mine\n" and batch_server.batches.created == []  # nothing submitted, nothing paid
+    assert (
+        outside.read_text() == "mine\n" and openai_batch_server.batches.created == []
+    )  # nothing submitted, nothing paid
 
 
-def test_a_fifo_batch_journal_is_refused_at_once(batch_server, tmp_path):
+def test_a_fifo_batch_journal_is_refused_at_once(openai_batch_server, tmp_path):
     journal = tmp_path / "batches_model.jsonl"
     os.mkfifo(journal)
-    err = _within(5, lambda: _generate(batch_server, journal), fifo=journal)
+    err = _within(5, lambda: _generate(openai_batch_server, journal), fifo=journal)
     assert isinstance(err, NotReadBack)
     _one_line(err, "batches_model.jsonl", "a FIFO, not a regular file")
 
 
-def test_an_oversized_batch_journal_is_refused_before_a_byte_is_read(batch_server, tmp_path):
+def test_an_oversized_batch_journal_is_refused_before_a_byte_is_read(openai_batch_server, tmp_path):
     journal = _sparse(tmp_path / "batches_model.jsonl", 2 << 30)
-    err = _within(5, lambda: _generate(batch_server, journal))
+    err = _within(5, lambda: _generate(openai_batch_server, journal))
     assert isinstance(err, NotReadBack)
     _one_line(err, "batches_model.jsonl", "2,147,483,648 bytes, over the 256 MiB that a batch journal can hold")
 
@@ -167,10 +144,7 @@ def test_a_megabyte_error_body_is_recorded_as_an_excerpt(tmp_path):
     try:
         # the cap on an answer raised past the body: what is read of it is still recorded only as an excerpt
         model = _model(server, tmp_path / "unused.jsonl", batch_journal="", max_response_bytes="2000000")
-        try:
-            (response,) = model.generate([make_request("s0", ["#id=s0 #do=huge_error"])])
-        finally:
-            model.close()
+        (response,) = generated(model, [make_request("s0", ["#id=s0 #do=huge_error"])])
     finally:
         server.stop()
     assert response.error is not None and not response.ok

@@ -25,7 +25,7 @@ import threading
 import time
 from typing import Any
 
-from tests.support.provider_server import ProviderServer, Received, tags_in
+from tests.support.provider_server import ProviderServer, Received, message_texts, tags_in
 
 IMAGE_TOKENS = 100  # an image block's weight in the server's own count (its cache's)
 
@@ -98,16 +98,7 @@ class AnthropicServer(ProviderServer):
         return {"custom_id": item["custom_id"], "result": {"type": "succeeded", "message": message}}
 
     def texts(self, body: Any) -> list[str]:
-        if not isinstance(body, dict):
-            return []
-        out = []
-        for message in body.get("messages", []):
-            content = message.get("content")
-            if isinstance(content, str):
-                out.append(content)
-            else:
-                out.extend(b["text"] for b in content or [] if b.get("type") == "text")
-        return out
+        return message_texts(body) if isinstance(body, dict) else []
 
     def error(self, status: int, message: str) -> Any:
         kinds = {

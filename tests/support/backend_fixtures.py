@@ -1,10 +1,12 @@
 """Fixtures for the backend, batching, cache, sharding and merge tests (a pytest plugin of `tests/conftest.py`):
-tiny encoded images made with Pillow, a chat-completions server on loopback, a small MMNeedle build."""
+tiny encoded images made with Pillow, the loopback servers (chat completions, with or without OpenAI's Batch API;
+Gemini's; Anthropic's), a small MMNeedle build."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -12,6 +14,7 @@ from tests.support.anthropic_server import AnthropicServer
 from tests.support.chat_server import ChatServer
 from tests.support.gemini_server import GeminiServer
 from tests.support.model_requests import encode_image
+from tests.support.openai_batches import OpenAIBatchDesk
 
 
 @pytest.fixture(scope="session")
@@ -29,14 +32,33 @@ def jpeg_green() -> bytes:
     return encode_image((30, 180, 60), (20, 20), "JPEG")
 
 
-@pytest.fixture
-def chat_server() -> Iterator[ChatServer]:
-    server = ChatServer()
+ServerT = TypeVar("ServerT", ChatServer, GeminiServer, AnthropicServer)
+
+
+def serving(server: ServerT) -> Iterator[ServerT]:
+    """A loopback server's fixture body: `server` started, yielded, and stopped after the test."""
     server.start()
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    yield from serving(ChatServer())
+
+
+@pytest.fixture
+def openai_batch_server() -> Iterator[ChatServer]:
+    """The chat server with OpenAI's Batch API (`batches`: its `OpenAIBatchDesk`), for the `--batch` tests."""
+    yield from serving(ChatServer(batches=OpenAIBatchDesk()))
+
+
+@pytest.fixture
+def batch_journal(tmp_path: Path) -> Path:
+    """Where a `--batch` test's model keeps its batch journal (`batch_journal=`; not there yet)."""
+    return tmp_path / "batches_model.jsonl"
 
 
 MMNEEDLE_LIMIT = 3  # positives and negatives per config in `mmneedle_dir`
@@ -61,22 +83,12 @@ def mmneedle_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def gemini_server() -> Iterator[GeminiServer]:
-    server = GeminiServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from serving(GeminiServer())
 
 
 @pytest.fixture
 def anthropic_server() -> Iterator[AnthropicServer]:
-    server = AnthropicServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from serving(AnthropicServer())
 
 
 @pytest.fixture

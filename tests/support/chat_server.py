@@ -43,18 +43,15 @@ arrival time); `max_in_flight` is the most requests handled at once.
 from __future__ import annotations
 
 import json
-import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tests.support.openai_batches import OpenAIBatchDesk
-
-_TAG = re.compile(r"#(id|do)=(\S+)")
+from tests.support.provider_server import LoopbackServer, message_texts, tags_in
 
 
 @dataclass
@@ -67,17 +64,13 @@ class Received:
 
     @property
     def tags(self) -> dict[str, str]:
-        texts = []
-        for message in self.body.get("messages", []):
-            content = message.get("content")
-            if isinstance(content, str):
-                texts.append(content)
-            else:
-                texts.extend(p.get("text", "") for p in content if p.get("type") == "text")
-        return dict(_TAG.findall(" ".join(texts)))
+        return tags_in(message_texts(self.body))
 
 
-class ChatServer:
+class ChatServer(LoopbackServer):
+    url_path = "/v1"
+    received: list[Received]
+
     def __init__(
         self,
         answer: Callable[[dict[str, Any]], str] | None = None,
@@ -96,21 +89,10 @@ class ChatServer:
         self.trickle = trickle
         self.huge_bytes = huge_bytes
         self.deep = deep
-        self.received: list[Received] = []
+        super().__init__()
         self.batch_calls: list[tuple[str, str]] = []  # the Batch API's calls (method, path), in order
-        self.attempts: dict[str, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     def start(self) -> None:
         server = self
@@ -347,18 +329,7 @@ class ChatServer:
                 else:
                     self._ok(record, sample)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._serve(Handler)
 
     def for_sample(self, sample: str) -> list[Received]:
         return [r for r in self.received if r.tags.get("id") == sample]
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)

@@ -9,23 +9,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import threading
 from collections.abc import Callable
 from typing import Any
 
-_TAG = re.compile(r"#(id|do)=(\S+)")
-
-
-def _tags(body: dict[str, Any]) -> dict[str, str]:
-    texts = []
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts.extend(p.get("text", "") for p in content or [] if p.get("type") == "text")
-    return dict(_TAG.findall(" ".join(texts)))
+from tests.support.provider_server import message_texts, tags_in
 
 
 class OpenAIBatchDesk:
@@ -95,7 +83,7 @@ class OpenAIBatchDesk:
         answers, errors = [], []
         for line in self.files[batch["input_file_id"]].decode().splitlines():
             item = json.loads(line)
-            tags = _tags(item["body"])
+            tags = tags_in(message_texts(item["body"]))
             if tags.get("do") == "batch_missing":
                 continue
             if tags.get("do") == "batch_error":

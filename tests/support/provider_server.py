@@ -15,7 +15,8 @@ server shares (per sample, counting that sample's attempts):
     auth          401
     bad_request   400 (not retried)
 
-A subclass adds its provider's own (`extra_scenario`) and writes its answers (`answer`, `error`).
+A subclass adds its provider's own (`extra_scenario`) and writes its answers (`answer`, `error`). `LoopbackServer`, the
+server itself (its thread, its port, what it received), is the chat server's too.
 """
 
 from __future__ import annotations
@@ -47,15 +48,61 @@ def tags_in(texts: list[str]) -> dict[str, str]:
     return dict(_TAG.findall(" ".join(texts)))
 
 
-class ProviderServer:
-    def __init__(self, *, huge_bytes: int = 10_000_000) -> None:
-        self.huge_bytes = huge_bytes
-        self.received: list[Received] = []
+def message_texts(body: dict[str, Any]) -> list[str]:
+    """The texts of a chat-style body's `messages` (OpenAI's, Anthropic's): each content that is a string, and each
+    text part of one that is a list."""
+    texts = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts.extend(p.get("text", "") for p in content or [] if p.get("type") == "text")
+    return texts
+
+
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 (an ephemeral port), in a thread of its own, that records what it receives and
+    counts each sample's attempts: what the provider servers and `chat_server.ChatServer` share. A subclass's `start`
+    serves its request handler (`_serve`); `stop` ends it, and any answer held back (`_stopping`)."""
+
+    url_path = ""  # what follows host:port in `base_url`
+
+    def __init__(self) -> None:
+        self.received: list[Any] = []
         self.attempts: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}{self.url_path}"
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+class ProviderServer(LoopbackServer):
+    received: list[Received]
+
+    def __init__(self, *, huge_bytes: int = 10_000_000) -> None:
+        super().__init__()
+        self.huge_bytes = huge_bytes
 
     # -- what a provider server says ---------------------------------------------------------------
 
@@ -75,12 +122,6 @@ class ProviderServer:
         return False
 
     # -- the server --------------------------------------------------------------------------------
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     def send(self, handler: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
@@ -137,10 +178,7 @@ class ProviderServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (the timeout tests)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        self._serve(Handler)
 
     def _generation(self, handler: Any, record: Received, sample: str, do: str, attempt: int) -> None:
         if do == "rate_once" and attempt == 1:
@@ -167,11 +205,3 @@ class ProviderServer:
 
     def for_sample(self, sample: str) -> list[Received]:
         return [r for r in self.received if r.body is not None and tags_in(self.texts(r.body)).get("id") == sample]
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)

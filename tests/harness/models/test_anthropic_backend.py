@@ -5,34 +5,30 @@ through the same SDK for the same row, and the retries, timeouts and errors it s
 from __future__ import annotations
 
 import base64
-import socket
-import time
 
 import pytest
 
-from harness.api import BackendFatalError, GenerationSettings
+from harness.api import GenerationSettings
 from harness.models.anthropic_messages.model import OFFICIAL_API_VERSION, AnthropicModel
 from harness.models.registry import get_model_class
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.model_requests import make_request
 from tests.support.official_api_calls import needle_side_by_side
+from tests.support.provider_tests import (
+    QUICK_RETRIES,
+    api_model,
+    check_malformed_and_huge_refused,
+    check_one_sample_problem,
+    check_rejected_key_stops_the_run,
+    check_retried_once,
+    check_unreachable_server_stops_at_once,
+)
 
 anthropic = pytest.importorskip("anthropic")
 
 
 def _model(server: AnthropicServer | str, **args: str) -> AnthropicModel:
-    base = {
-        "model": "claude-test",
-        "base_url": server if isinstance(server, str) else server.base_url,
-        "api_key": "test-key",
-        "timeout": "0.5",
-        "backoff": "0.01",
-        "max_backoff": "0.05",
-        "max_retries": "3",
-    }
-    model = get_model_class("anthropic").from_args({**base, **args})
-    assert isinstance(model, AnthropicModel)
-    return model
+    return api_model("anthropic", AnthropicModel, server, QUICK_RETRIES, **args)
 
 
 def anthropic_pin() -> str:
@@ -95,13 +91,7 @@ def test_defaults_send_only_what_the_task_asks(anthropic_server, png_blue):
 
 @pytest.mark.parametrize("scenario", ["rate_once", "overloaded_once", "fail_once", "timeout_once"])
 def test_retried_until_answered(anthropic_server, scenario):
-    model = _model(anthropic_server)
-    try:
-        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
-    finally:
-        model.close()
-    assert response.text == "answer:s1"
-    assert anthropic_server.attempts["s1"] == 2 and model.stats["retries"] == 1
+    check_retried_once(_model(anthropic_server), anthropic_server, scenario)
 
 
 @pytest.mark.parametrize(
@@ -114,51 +104,19 @@ def test_retried_until_answered(anthropic_server, scenario):
     ],
 )
 def test_one_sample_problems(anthropic_server, scenario, text, error, refused):
-    model = _model(anthropic_server)
-    try:
-        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
-    finally:
-        model.close()
-    assert (response.text, response.error, response.refused) == (text, error, refused)
+    check_one_sample_problem(_model(anthropic_server), scenario, text, error, refused)
 
 
 def test_malformed_and_huge_answers_are_refused_unread(anthropic_server):
-    model = _model(anthropic_server, max_response_bytes="100000")
-    try:
-        malformed, huge = model.generate(
-            [make_request("s1", ["#id=s1 #do=malformed"]), make_request("s2", ["#id=s2 #do=huge"], doc_id=1)]
-        )
-    finally:
-        model.close()
-    assert malformed.text is None and malformed.error.startswith("malformed_response")
-    assert huge.error.startswith("malformed_response: the answer declares 10000000 bytes, over the cap of 100000")
+    check_malformed_and_huge_refused(_model(anthropic_server, max_response_bytes="100000"))
 
 
 def test_a_rejected_key_stops_the_run(anthropic_server):
-    model = _model(anthropic_server, concurrency="1")
-    requests = [make_request("s1", ["#id=s1 #do=auth"]), make_request("s2", ["#id=s2 #do=ok"], doc_id=1)]
-    try:
-        with pytest.raises(BackendFatalError, match="HTTP 401"):
-            list(model.stream(requests))
-    finally:
-        model.close()
-    assert "s2" not in anthropic_server.attempts
+    check_rejected_key_stops_the_run(_model(anthropic_server, concurrency="1"), anthropic_server)
 
 
 def test_an_unreachable_server_stops_at_once():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    model = get_model_class("anthropic").from_args(
-        {"model": "m", "base_url": f"http://127.0.0.1:{port}", "backoff": "5", "max_retries": "3"}
-    )
-    started = time.monotonic()
-    try:
-        with pytest.raises(BackendFatalError, match="cannot connect"):
-            model.generate([make_request("s1", ["hello"])])
-    finally:
-        model.close()
-    assert time.monotonic() - started < 5
+    check_unreachable_server_stops_at_once("anthropic")
 
 
 def test_settings_are_checked():

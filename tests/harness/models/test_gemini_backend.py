@@ -5,34 +5,31 @@ and the retries, timeouts and errors it shares with the `openai` backend."""
 from __future__ import annotations
 
 import base64
-import time
 from typing import Any
 
 import pytest
 
-from harness.api import BackendFatalError, GenerationSettings
+from harness.api import GenerationSettings
 from harness.models.gemini.model import GeminiModel
 from harness.models.registry import get_model_class
 from tests.support.gemini_server import GeminiServer, generation_bodies
 from tests.support.model_requests import make_request
 from tests.support.official_api_calls import gemini_side_by_side, resolved_uploads
+from tests.support.provider_tests import (
+    QUICK_RETRIES,
+    api_model,
+    check_malformed_and_huge_refused,
+    check_one_sample_problem,
+    check_rejected_key_stops_the_run,
+    check_retried_once,
+    check_unreachable_server_stops_at_once,
+)
 
 genai = pytest.importorskip("google.genai")
 
 
 def _model(server: GeminiServer | str, **args: str) -> GeminiModel:
-    base = {
-        "model": "gemini-test",
-        "base_url": server if isinstance(server, str) else server.base_url,
-        "api_key": "test-key",
-        "timeout": "0.5",
-        "backoff": "0.01",
-        "max_backoff": "0.05",
-        "max_retries": "3",
-    }
-    model = get_model_class("gemini").from_args({**base, **args})
-    assert isinstance(model, GeminiModel)
-    return model
+    return api_model("gemini", GeminiModel, server, QUICK_RETRIES, **args)
 
 
 @pytest.mark.parametrize(
@@ -129,13 +126,7 @@ def test_an_image_is_uploaded_once_a_run(gemini_server, jpeg_red, png_blue):
 
 @pytest.mark.parametrize("scenario", ["rate_once", "fail_once", "timeout_once"])
 def test_retried_until_answered(gemini_server, scenario):
-    model = _model(gemini_server)
-    try:
-        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
-    finally:
-        model.close()
-    assert response.text == "answer:s1"
-    assert gemini_server.attempts["s1"] == 2 and model.stats["retries"] == 1
+    check_retried_once(_model(gemini_server), gemini_server, scenario)
 
 
 def test_an_upload_is_retried(jpeg_red):
@@ -162,53 +153,19 @@ def test_an_upload_is_retried(jpeg_red):
     ],
 )
 def test_one_sample_problems(gemini_server, scenario, text, error, refused):
-    model = _model(gemini_server)
-    try:
-        (response,) = model.generate([make_request("s1", [f"#id=s1 #do={scenario}"])])
-    finally:
-        model.close()
-    assert (response.text, response.error, response.refused) == (text, error, refused)
+    check_one_sample_problem(_model(gemini_server), scenario, text, error, refused)
 
 
 def test_malformed_and_huge_answers_are_refused_unread(gemini_server):
-    model = _model(gemini_server, max_response_bytes="100000")
-    try:
-        malformed, huge = model.generate(
-            [make_request("s1", ["#id=s1 #do=malformed"]), make_request("s2", ["#id=s2 #do=huge"], doc_id=1)]
-        )
-    finally:
-        model.close()
-    assert malformed.text is None and malformed.error.startswith("malformed_response")
-    assert huge.error.startswith("malformed_response: the answer declares 10000000 bytes, over the cap of 100000")
+    check_malformed_and_huge_refused(_model(gemini_server, max_response_bytes="100000"))
 
 
 def test_a_rejected_key_stops_the_run(gemini_server):
-    model = _model(gemini_server, concurrency="1")
-    requests = [make_request("s1", ["#id=s1 #do=auth"]), make_request("s2", ["#id=s2 #do=ok"], doc_id=1)]
-    try:
-        with pytest.raises(BackendFatalError, match="HTTP 401"):
-            list(model.stream(requests))
-    finally:
-        model.close()
-    assert "s2" not in gemini_server.attempts  # nothing more is sent once the key is refused
+    check_rejected_key_stops_the_run(_model(gemini_server, concurrency="1"), gemini_server)
 
 
 def test_an_unreachable_server_stops_at_once():
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    model = get_model_class("gemini").from_args(
-        {"model": "m", "base_url": f"http://127.0.0.1:{port}", "backoff": "5", "max_retries": "3"}
-    )
-    started = time.monotonic()
-    try:
-        with pytest.raises(BackendFatalError, match="cannot connect"):
-            model.generate([make_request("s1", ["hello"])])
-    finally:
-        model.close()
-    assert time.monotonic() - started < 5  # no backoff spent on a server that was never there
+    check_unreachable_server_stops_at_once("gemini")
 
 
 def test_settings_are_checked():

@@ -12,24 +12,13 @@ from harness.api import BackendFatalError, GenerationSettings
 from harness.models.api_client.replies import image_mime_type, retry_after_seconds
 from harness.models.openai_chat.model import OpenAIChatModel
 from harness.models.openai_chat.wire import parse_completion
-from harness.models.registry import get_model_class
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
+from tests.support.provider_tests import QUICK_RETRIES, api_model, closed_port
 
 
-def _model(server, **args: str) -> OpenAIChatModel:
-    base = {
-        "model": "test-vlm",
-        "base_url": server.base_url,
-        "api_key": "test-key",
-        "timeout": "0.5",
-        "backoff": "0.01",
-        "max_backoff": "0.05",
-        "max_retries": "3",
-    }
-    model = get_model_class("openai").from_args({**base, **args})
-    assert isinstance(model, OpenAIChatModel)
-    return model
+def _model(server: ChatServer, **args: str) -> OpenAIChatModel:
+    return api_model("openai", OpenAIChatModel, server, QUICK_RETRIES, **args)
 
 
 def _decode_data_url(url: str) -> tuple[str, bytes]:
@@ -343,15 +332,10 @@ def test_a_server_lost_mid_run_is_retried_before_the_run_stops():
 
 
 def test_unreachable_server_stops_the_run():
-    import socket
-
-    with socket.socket() as sock:  # a loopback port with nothing listening
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     model = OpenAIChatModel.from_args(
         {
             "model": "m",
-            "base_url": f"http://127.0.0.1:{port}/v1",
+            "base_url": f"http://127.0.0.1:{closed_port()}/v1",
             "max_retries": "1",
             "backoff": "0.01",
             "concurrency": "1",

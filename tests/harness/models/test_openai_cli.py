@@ -14,6 +14,7 @@ import pytest
 from harness.cli import main
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
 from tests.support.chat_server import ChatServer
+from tests.support.provider_tests import closed_port
 
 pytestmark = pytest.mark.slow  # harness runs end to end through the CLI against a chat server
 
@@ -33,24 +34,34 @@ def _images_in(body: dict) -> tuple[str, ...]:
     return tuple(shas)
 
 
+def _harness_argv(model_args: str, data: Path, out: Path, *extra: str, tasks: list[str] = TASKS) -> list[str]:
+    """`harness --model openai --model_args <model_args>` on `tasks` of the build in `data`, its results in `out`."""
+    return [
+        "--tasks",
+        ",".join(tasks),
+        "--model",
+        "openai",
+        "--model_args",
+        model_args,
+        "--data_dir",
+        str(data),
+        "--output_path",
+        str(out),
+        "--no_progress",
+        *extra,
+    ]
+
+
 def test_harness_openai_end_to_end(mmneedle_dir: Path, tmp_path: Path, capsys):
     server = ChatServer(answer=lambda body: "-1", faults=["rate_ms_once", "fail_once", "timeout_once"])
     server.start()
     out = tmp_path / "results"
-    argv = [
-        "--tasks",
-        ",".join(TASKS),
-        "--model",
-        "openai",
-        "--model_args",
+    argv = _harness_argv(
         f"model=test-vlm,base_url={server.base_url},api_key=sk-test,timeout=0.5,backoff=0.01,concurrency=4,"
         "image_detail=high",
-        "--data_dir",
-        str(mmneedle_dir),
-        "--output_path",
-        str(out),
-        "--no_progress",
-    ]
+        mmneedle_dir,
+        out,
+    )
     try:
         code = main(argv)
         first_run_requests = len(server.received)
@@ -108,21 +119,7 @@ def _argv(
         "concurrency": "1",
     }
     settings.update(item.split("=", 1) for item in model_args.split(",") if item)  # a key may be given once only
-    args = ",".join(f"{k}={v}" for k, v in settings.items())
-    return [
-        "--tasks",
-        ",".join(tasks),
-        "--model",
-        "openai",
-        "--model_args",
-        args,
-        "--data_dir",
-        str(data),
-        "--output_path",
-        str(out),
-        "--no_progress",
-        *extra,
-    ]
+    return _harness_argv(",".join(f"{k}={v}" for k, v in settings.items()), data, out, *extra, tasks=tasks)
 
 
 def _newest_results(model_dir: Path) -> dict:
@@ -257,25 +254,14 @@ def test_rejected_key_stops_the_run_and_keeps_finished_samples(mmneedle_dir: Pat
 
 
 def test_unreachable_server_is_one_line_and_exit_1(mmneedle_dir: Path, tmp_path: Path, capsys):
-    import socket
-
-    with socket.socket() as sock:  # a loopback port with nothing listening
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     code = main(
-        [
-            "--tasks",
-            "mmneedle_m1_n2_k1_neg",
-            "--model",
-            "openai",
-            "--model_args",
+        _harness_argv(
             f"model=m,base_url=http://127.0.0.1:{port}/v1,max_retries=1,backoff=0.01",
-            "--data_dir",
-            str(mmneedle_dir),
-            "--output_path",
-            str(tmp_path),
-            "--no_progress",
-        ]
+            mmneedle_dir,
+            tmp_path,
+            tasks=["mmneedle_m1_n2_k1_neg"],
+        )
     )
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
@@ -286,21 +272,7 @@ def test_unreachable_server_is_one_line_and_exit_1(mmneedle_dir: Path, tmp_path:
 def test_missing_api_key_is_a_user_error(mmneedle_dir: Path, tmp_path: Path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    code = main(
-        [
-            "--tasks",
-            "mmneedle_m1_n2_k1_neg",
-            "--model",
-            "openai",
-            "--model_args",
-            "model=gpt-4o",
-            "--data_dir",
-            str(mmneedle_dir),
-            "--output_path",
-            str(tmp_path),
-            "--no_progress",
-        ]
-    )
+    code = main(_harness_argv("model=gpt-4o", mmneedle_dir, tmp_path, tasks=["mmneedle_m1_n2_k1_neg"]))
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert (
@@ -358,19 +330,12 @@ def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: 
     server = ChatServer(answer=lambda body: "-1", faults=["echo_key"])
     server.start()
     try:
-        argv = [
-            "--tasks",
-            "mmneedle_m1_n2_k1_neg",
-            "--model",
-            "openai",
-            "--model_args",
+        argv = _harness_argv(
             f"model=test-vlm,base_url={server.base_url},timeout=0.5,max_retries=0",
-            "--data_dir",
-            str(mmneedle_dir),
-            "--output_path",
-            str(out),
-            "--no_progress",
-        ]
+            mmneedle_dir,
+            out,
+            tasks=["mmneedle_m1_n2_k1_neg"],
+        )
         assert main(argv) == 1  # the echoed sample failed
         assert server.received[0].headers["authorization"] == f"Bearer {env_key}"
         (journal,) = out.rglob("journal_*.jsonl")
