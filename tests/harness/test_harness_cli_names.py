@@ -13,19 +13,8 @@ from harness.config.task_index import TaskIndex
 
 
 @pytest.mark.slow  # harness runs end to end
-def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-    )
+def test_a_config_name_runs_its_positives_and_negatives(tmp_path: Path, harness, needle_run) -> None:
+    run = needle_run("mmneedle_m1_n2_k1", "constant", tmp_path, model_args="answer=-1")
     assert run.code == 0, run.err
     assert set(run.results("constant")["results"]) == {"mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"}
     typo = harness("--tasks", "mmneedle_m1_n2_k3", "--model", "constant", "--model_args", "answer=-1")

@@ -19,23 +19,13 @@ from harness.config.task_config import GroupConfig
 from harness.config.task_index import TaskIndex
 from harness.errors import TaskConfigError
 from harness.outputs.groups import group_entries
+from tests.support.hf_runs import hf_run
+from tests.support.run_setups import checkpoint_folder, registered_model, run_args
 
 
 def test_toy_task_scores_without_any_benchmark(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        "toy_colors,toy_pairs",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=red",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        tmp_path,
-    )
+    toy = {"include_path": toy_tasks, "data_dir": toy_dir, "out": tmp_path}
+    run = harness(*run_args("toy_colors,toy_pairs", "constant", model_args="answer=red", **toy))
     assert run.code == 0, run.err
     results = run.results("constant")["results"]
     # Colours of the six rows: blue, green, red, yellow, blue, green.
@@ -43,18 +33,7 @@ def test_toy_task_scores_without_any_benchmark(tmp_path: Path, toy_dir: Path, to
     assert run.results("constant")["sample_counts"]["toy_colors"]["n_scored"] == 6
     assert results["toy_pairs"]["acc,none"] == 0.0
 
-    run = harness(
-        "--tasks",
-        "toy_colors,toy_pairs",
-        "--model",
-        "random",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        tmp_path,
-    )
+    run = harness(*run_args("toy_colors,toy_pairs", "random", **toy))
     assert run.code == 0, run.err
     guesses = {
         s["sample_id"]: s["response"] for task in ("toy_colors", "toy_pairs") for s in run.samples("random", task)
@@ -78,20 +57,8 @@ class OneImageConstant(Model):
 
 
 def test_groups_strict_mean_propagates_na_and_mean_leaves_it_out(tmp_path, toy_dir, toy_tasks, harness) -> None:
-    run = harness(
-        "--tasks",
-        "toy,toy_lenient",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=no",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        tmp_path / "a",
-    )
+    toy = {"include_path": toy_tasks, "data_dir": toy_dir}
+    run = harness(*run_args("toy,toy_lenient", "constant", model_args="answer=no", out=tmp_path / "a", **toy))
     assert run.code == 0, run.err
     groups = run.results("constant")["groups"]
     # colors: 0/6 say "no"; pairs: 5 of 6 pairs differ.
@@ -102,24 +69,8 @@ def test_groups_strict_mean_propagates_na_and_mean_leaves_it_out(tmp_path, toy_d
         "missing": [],
     }
 
-    from harness.models.registry import _REGISTRY, register_model
-
-    register_model("test_one_image")(OneImageConstant)
-    try:
-        run = harness(
-            "--tasks",
-            "toy,toy_lenient",
-            "--model",
-            "test_one_image",
-            "--include_path",
-            toy_tasks,
-            "--data_dir",
-            toy_dir,
-            "--output_path",
-            tmp_path / "b",
-        )
-    finally:
-        _REGISTRY.pop("test_one_image")
+    with registered_model("test_one_image", OneImageConstant):
+        run = harness(*run_args("toy,toy_lenient", "test_one_image", out=tmp_path / "b", **toy))
     assert run.code == 0, run.err
     data = run.results("test_one_image")
     assert (
@@ -166,21 +117,9 @@ def test_group_rule_from_a_function_over_named_members(tmp_path, toy_dir, toy_ta
             members: [toy_pairs]
     """)
     )
+    toy = {"include_path": toy_tasks, "data_dir": toy_dir, "out": tmp_path / "out"}
     run = harness(
-        "--tasks",
-        "toy_best,toy_pairs_only",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=no",
-        "--include_path",
-        toy_tasks,
-        "--include_path",
-        folder,
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        tmp_path / "out",
+        *run_args("toy_best,toy_pairs_only", "constant", model_args="answer=no", **toy), "--include_path", folder
     )
     assert run.code == 0, run.err
     groups, how = run.results("constant")["groups"], run.results("constant")["group_aggregation"]
@@ -254,25 +193,10 @@ def test_shared_image_storage_is_read_like_embedded_images(
     answers = {}
     for name, data_dir in (("embedded", toy_dir), ("shared", toy_shared_dir)):
         out = tmp_path / name
-        run = harness(
-            "--tasks",
-            "toy_colors,toy_pairs",
-            "--model",
-            "hf",
-            "--model_args",
-            f"pretrained={tiny_llava},threads=1",
-            "--batch_size",
-            "3",
-            "--include_path",
-            toy_tasks,
-            "--data_dir",
-            data_dir,
-            "--output_path",
-            out,
-            "--log_samples",
-        )
+        hf = hf_run("toy_colors,toy_pairs", data_dir, checkpoint=tiny_llava)
+        run = harness(*hf, "--batch_size", "3", "--include_path", toy_tasks, "--output_path", out, "--log_samples")
         assert run.code == 0, run.err
-        folder = str(tiny_llava).replace("/", "__")
+        folder = checkpoint_folder(tiny_llava)
         answers[name] = [
             (s["sample_id"], s["response"], s["image_sha256"])
             for task in ("toy_colors", "toy_pairs")

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.run_setups import run_args
+
 TASK = "mmneedle_m1_n2_k1_pos"
 
 
@@ -33,22 +35,8 @@ def _file_size_limit(size: int) -> Callable[[], None]:
 def _harness(
     data_dir: Path, out: Path, env: dict[str, str], *, limit: int | None = None, prefix: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess:
-    argv = [
-        *prefix,
-        sys.executable,
-        "-m",
-        "harness.cli",
-        "--tasks",
-        TASK,
-        "--model",
-        "random",
-        "--data_dir",
-        str(data_dir),
-        "--output_path",
-        str(out),
-        "--log_samples",
-        "--no_progress",
-    ]
+    run = [sys.executable, "-m", "harness.cli", *run_args(TASK, "random", data_dir=data_dir, out=out)]
+    argv = [*prefix, *run, "--log_samples", "--no_progress"]
     return subprocess.run(
         argv,
         env=env,
@@ -132,24 +120,9 @@ def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, dat
     out, cache = tmp_path / "out", tmp_path / "cache"
     warm = _harness(data_dir, tmp_path / "warm", script_env)  # fills the datasets cache, which the limit would stop
     assert warm.returncode == 0, warm.stderr
-    argv = [
-        sys.executable,
-        "-m",
-        "harness.cli",
-        "--tasks",
-        TASK,
-        "--model",
-        "openai",
-        "--model_args",
-        "model=m,base_url=http://127.0.0.1:9/v1",
-        "--data_dir",
-        str(data_dir),
-        "--output_path",
-        str(out),
-        "--cache_dir",
-        str(cache),
-        "--no_progress",
-    ]
+    nowhere = "model=m,base_url=http://127.0.0.1:9/v1"
+    unreachable = run_args(TASK, "openai", model_args=nowhere, data_dir=data_dir, out=out)
+    argv = [sys.executable, "-m", "harness.cli", *unreachable, "--cache_dir", str(cache), "--no_progress"]
     run = subprocess.run(
         argv, env=script_env, capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(6000)
     )  # not even the cache's second page fits

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.run_setups import needle_task_yaml, run_args
+
 TASK = "mmneedle_m1_n2_k1_neg"
+
+
+def _minus_one(data_dir: Path) -> list[str]:
+    """The arguments of a run of TASK on `data_dir` by the constant model answering -1."""
+    return list(run_args(TASK, "constant", model_args="answer=-1", data_dir=data_dir))
 
 
 @pytest.mark.parametrize(
@@ -23,9 +30,7 @@ TASK = "mmneedle_m1_n2_k1_neg"
     ],
 )
 def test_bad_settings_stop_the_run_with_one_line(flag: str, value: str, message: str, data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", data_dir, flag, value
-    )
+    run = harness(*_minus_one(data_dir), flag, value)
     assert run.code == 2 and "Traceback" not in run.err
     (line,) = [line for line in run.err.splitlines() if "error:" in line]
     assert line.endswith(message), line
@@ -35,7 +40,7 @@ def test_bad_settings_stop_the_run_with_one_line(flag: str, value: str, message:
 def test_bad_limits_are_usage_errors(value: str, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from harness.cli import main
 
-    argv = ["--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", str(data_dir)]
+    argv = _minus_one(data_dir)
     assert main([*argv, "--limit", value]) == 2  # argparse's mistake, as for any malformed flag: one line
     assert capsys.readouterr().err.splitlines() == [
         f"harness: error: argument --limit: expected an integer >= 1 or a fraction in (0, 1), got {value!r}"
@@ -46,7 +51,7 @@ def test_limit_zero_is_refused_as_it_would_score_nothing(data_dir: Path, capsys:
     from harness.cli import main
     from harness.run_arguments import run_parser
 
-    argv = ["--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", str(data_dir)]
+    argv = _minus_one(data_dir)
     assert main([*argv, "--limit", "0"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "harness: error: argument --limit: 0 documents would evaluate nothing; give N >= 1 or a fraction in (0, 1)"
@@ -81,7 +86,7 @@ def test_limit_zero_is_refused_as_it_would_score_nothing(data_dir: Path, capsys:
     ],
 )
 def test_bad_model_args_stop_the_run_with_one_line(model_args: str, message: str, data_dir: Path, harness) -> None:
-    run = harness("--tasks", TASK, "--model", "openai", "--model_args", model_args, "--data_dir", data_dir)
+    run = harness(*run_args(TASK, "openai", model_args=model_args, data_dir=data_dir))
     assert run.code == 2 and "Traceback" not in run.err
     (line,) = [line for line in run.err.splitlines() if "error:" in line]
     assert line == f"harness: error: model 'openai': {message}"
@@ -107,42 +112,19 @@ def test_bad_model_args_stop_the_run_with_one_line(model_args: str, message: str
 def test_negative_numbers_and_repeated_keys_in_model_args_are_refused(
     model: str, model_args: str, message: str, tmp_path: Path, data_dir: Path, harness
 ) -> None:
-    run = harness(
-        "--tasks",
-        TASK,
-        "--model",
-        model,
-        "--model_args",
-        model_args,
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "out",
-    )
+    run = harness(*run_args(TASK, model, model_args=model_args, data_dir=data_dir, out=tmp_path / "out"))
     assert run.code == 2 and "Traceback" not in run.err
     (line,) = [line for line in run.err.splitlines() if "error:" in line]
     assert line == f"harness: error: {message}"
     assert not (tmp_path / "out").exists()  # refused before anything was written (or left behind)
-    screen = harness(
-        "--tasks", TASK, "--model", model, "--model_args", model_args, "--data_dir", data_dir, "--screen_only"
-    )
+    screen = harness(*run_args(TASK, model, model_args=model_args, data_dir=data_dir), "--screen_only")
     assert screen.code == 2 and "Traceback" not in screen.err, screen.err
     assert screen.err.strip().splitlines()[-1].endswith(message.removeprefix(f"model '{model}': ")), screen.err
 
 
 def test_a_judge_argument_given_twice_is_refused_naming_its_flag(data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        TASK,
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--judge_model",
-        "openai",
-        "--judge_args",
-        "model=a,model=b",
-    )
+    judge = ("--judge_model", "openai", "--judge_args", "model=a,model=b")
+    run = harness(*run_args(TASK, "random", data_dir=data_dir), *judge)
     assert run.code == 2
     assert (
         run.err.strip().splitlines()[-1]
@@ -151,26 +133,13 @@ def test_a_judge_argument_given_twice_is_refused_naming_its_flag(data_dir: Path,
 
 
 def test_failed_samples_make_the_exit_code_unless_allowed(tmp_path: Path, data_dir: Path, harness) -> None:
-    (tmp_path / "t.yaml").write_text(
-        "task: no_guess\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
-        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
-    )
-    args = (
-        "--model",
-        "random",
-        "--include_path",
-        tmp_path / "t.yaml",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--output_path",
-        tmp_path / "out",
-    )
-    both = harness("--tasks", f"no_guess,{TASK}", *args)  # errors in one task, scores in the other
+    (tmp_path / "t.yaml").write_text(needle_task_yaml("no_guess"))
+    flags = {"include_path": tmp_path / "t.yaml", "data_dir": data_dir, "out": tmp_path / "out"}
+    args = (*run_args(f"no_guess,{TASK}", "random", **flags), "--limit", "3")
+    both = harness(*args)  # errors in one task, scores in the other
     assert both.code == 1 and "3 sample(s) failed with errors" in both.err and "--allow_failures" in both.err
     assert both.results("random")["failed_samples"] == {"no_guess": 3}
-    allowed = harness("--tasks", f"no_guess,{TASK}", *args, "--allow_failures")
+    allowed = harness(*args, "--allow_failures")
     assert allowed.code == 0, allowed.err
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.running.journal import journal_name
+from tests.support.run_setups import answering_red, run_args, toy_colors_yaml
 
 TASK = "toy_shapes"
 
@@ -27,43 +28,19 @@ def shape_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
             return {"acc": ok, "ratio": [ok, 1.0], "by_colour": [[doc["answer"], ok]]}
     """)
     )
-    (folder / "toy_shapes.yaml").write_text(
-        textwrap.dedent(f"""
-        task: {TASK}
-        dataset_path: toy
-        dataset_name: colors
-        doc_to_visual: images
-        doc_to_text: prompt
-        doc_to_target: answer
-        process_results: !function utils.process_results
-        metric_list:
-          - metric: acc
-          - metric: ratio
-            aggregation: ratio_of_sums
-          - metric: by_colour
-            aggregation: mean_by_key
-        generation_kwargs: {{max_gen_toks: 8, until: []}}
-    """)
-    )
+    metric_list = """
+        - metric: acc
+        - metric: ratio
+          aggregation: ratio_of_sums
+        - metric: by_colour
+          aggregation: mean_by_key
+    """
+    (folder / "toy_shapes.yaml").write_text(toy_colors_yaml(TASK, metric_list))
     return folder
 
 
 def _run(harness, toy_dir: Path, tasks: Path, out: Path, *extra: str):
-    return harness(
-        "--tasks",
-        TASK,
-        "--include_path",
-        tasks,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=red",
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        out,
-        *extra,
-    )
+    return harness(*answering_red(TASK, tasks, toy_dir, out), *extra)
 
 
 def _strict_json(path: Path) -> dict:
@@ -262,18 +239,8 @@ def test_a_results_file_the_report_cannot_read_is_one_line_naming_it(
 def test_a_base_url_port_that_is_not_a_port_is_one_line(
     tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, port: str
 ) -> None:
-    run = harness(
-        "--tasks",
-        "toy_colors",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--model",
-        "openai",
-        "--model_args",
-        f"model=m,base_url=http://127.0.0.1:{port}/v1",
-    )
+    openai = f"model=m,base_url=http://127.0.0.1:{port}/v1"
+    run = harness(*run_args("toy_colors", "openai", model_args=openai, include_path=toy_tasks, data_dir=toy_dir))
     assert run.code == 2 and "Traceback" not in run.err
     assert run.err.strip().splitlines()[-1] == (
         f"harness: error: model 'openai': openai backend: base_url 'http://127.0.0.1:{port}/v1' has no valid port "

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import PROJECT
+from tests.support.run_setups import run_args
 
 # A child process: the step named by `target` (module, attribute) sends SIGINT to the process as it runs (`before`)
 # or as it returns, then the harness runs `argv`.
@@ -42,11 +43,16 @@ sys.exit(main(sys.argv[4:]))
 
 
 def _interrupted(
-    script_env: dict[str, str], target: tuple[str, str, str], *argv: object
+    script_env: dict[str, str], target: tuple[str, str, str], out: Path | None, *argv: object
 ) -> subprocess.CompletedProcess:
+    """`harness ARGV` (with `--output_path OUT` where `out` is given) interrupted at `target` in a child process,
+    after the check that it ended in the one `harness: interrupted` line."""
     env = {**script_env, "PYTHONPATH": os.pathsep.join([str(PROJECT), script_env.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-c", CHILD, *target, *map(str, argv), "--no_progress"]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    output = ("--output_path", out) if out is not None else ()
+    command = [sys.executable, "-c", CHILD, *target, *map(str, (*argv, *output)), "--no_progress"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    _assert_one_interrupted_line(done, out)
+    return done
 
 
 def _assert_one_interrupted_line(done: subprocess.CompletedProcess, out: Path | None) -> None:
@@ -66,13 +72,8 @@ def test_sigint_while_an_hf_model_loads_is_one_line(
     tmp_path: Path, script_env: dict[str, str], data_dir: Path, tiny_llava: Path
 ) -> None:
     target = ("transformers", "AutoModelForImageTextToText.from_pretrained", "before")
-    done = _interrupted(
-        script_env,
-        target,
-        *("--tasks", "mmneedle_m1_n2_k1_neg", "--model", "hf", "--model_args", f"pretrained={tiny_llava}"),
-        *("--data_dir", data_dir, "--limit", "2", "--output_path", tmp_path / "out"),
-    )
-    _assert_one_interrupted_line(done, tmp_path / "out")
+    hf = run_args("mmneedle_m1_n2_k1_neg", "hf", model_args=f"pretrained={tiny_llava}", data_dir=data_dir)
+    _interrupted(script_env, target, tmp_path / "out", *hf, "--limit", "2")
 
 
 @pytest.mark.slow  # a child process that starts Ray and two replicas
@@ -80,13 +81,10 @@ def test_sigint_just_as_ray_replicas_are_ready_is_one_line(
     tmp_path: Path, script_env: dict[str, str], toy_dir: Path, toy_tasks: Path
 ) -> None:
     target = ("harness.models.replicas.pool", "wait_ready", "after")
-    done = _interrupted(
-        script_env,
-        target,
-        *("--tasks", "toy_colors", "--include_path", toy_tasks, "--data_dir", toy_dir, "--model", "random"),
-        *("--model_args", "data_parallel_size=2", "--ray", "--output_path", tmp_path / "out"),
+    replicas = run_args(
+        "toy_colors", "random", model_args="data_parallel_size=2", include_path=toy_tasks, data_dir=toy_dir
     )
-    _assert_one_interrupted_line(done, tmp_path / "out")
+    done = _interrupted(script_env, target, tmp_path / "out", *replicas, "--ray")
     assert "replicas ready on Ray" in done.stderr  # the signal came once they were
 
 
@@ -94,9 +92,4 @@ def test_sigint_while_the_tasks_data_are_read_is_one_line(
     script_env: dict[str, str], toy_dir: Path, toy_tasks: Path
 ) -> None:
     target = ("harness.running.task", "Task.load", "before")
-    done = _interrupted(
-        script_env,
-        target,
-        *("--tasks", "toy_colors", "--include_path", toy_tasks, "--data_dir", toy_dir, "--model", "random"),
-    )
-    _assert_one_interrupted_line(done, None)
+    _interrupted(script_env, target, None, *run_args("toy_colors", "random", include_path=toy_tasks, data_dir=toy_dir))

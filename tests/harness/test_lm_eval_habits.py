@@ -16,6 +16,9 @@ from builders.mmneedle import build_mmneedle
 from harness import simple_evaluate
 from harness.errors import UserError
 from harness.models.scheduling.auto_batch import FittingBatchSize, is_out_of_memory
+from tests.support.hf_runs import hf_run
+from tests.support.results_runs import harness_run
+from tests.support.run_setups import checkpoint_folder, run_args
 
 K1_POSITIVES = ["m1_n2_k1", "m1_n4_k1", "m1_n8_k1", "m10_n1_k1", "m10_n2_k1", "m10_n4_k1", "m10_n8_k1"]
 
@@ -31,27 +34,9 @@ def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The random baseline's results on two LoCoVQA configs (MMStar: chance 1/4; the needle: 1/10)."""
-    from harness.cli import main
-
     root = tmp_path_factory.mktemp("locovqa")
     build_locovqa(["synthetic"], root / "data", ["mmstar_cmp_1", "needle_int_4"], limit=2, cell_size=16, num_proc=1)
-    assert (
-        main(
-            [
-                "--tasks",
-                "locovqa_mmstar_cmp_1,locovqa_needle_int_4",
-                "--model",
-                "random",
-                "--data_dir",
-                str(root / "data"),
-                "--output_path",
-                str(root / "out"),
-                "--no_progress",
-            ]
-        )
-        == 0
-    )
-    return root / "out"
+    return harness_run(root / "out", root / "data", "locovqa_mmstar_cmp_1,locovqa_needle_int_4", "random")
 
 
 def results_file(folder: Path) -> dict:
@@ -66,19 +51,8 @@ def table_rows(table: str) -> list[list[str]]:
 def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_later_run_scores(
     harness, needle_dir: Path, tmp_path: Path
 ) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_k1",
-        "--model",
-        "random",
-        "--batch_size",
-        "auto",
-        "--predict_only",
-        "--data_dir",
-        needle_dir,
-        "--output_path",
-        tmp_path,
-    )
+    every_k1 = run_args("mmneedle_k1", "random", data_dir=needle_dir, out=tmp_path)
+    run = harness(*every_k1, "--batch_size", "auto", "--predict_only")
     assert run.code == 0, run.err
     assert "--batch_size auto: random pads no batch in device memory" in run.err
     predicted = results_file(tmp_path / "random")
@@ -89,7 +63,7 @@ def test_predict_only_with_batch_size_auto_journals_unscored_answers_that_a_late
     assert journal and all("metrics" not in record and record["response"] for record in journal)
     assert len(list((tmp_path / "random").glob("samples_mmneedle_*.jsonl"))) == 14  # lm-eval: implies --log_samples
 
-    scored = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", needle_dir, "--output_path", tmp_path)
+    scored = harness(*every_k1)
     assert scored.code == 0, scored.err
     assert "harness: 14 samples resumed from the journal, 0 generated now (14 of 14 tasks)" in scored.err  # one line
     results = results_file(tmp_path / "random")
@@ -112,10 +86,7 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(
     harness, needle_dir: Path, locovqa_run: Path, tmp_path: Path
 ) -> None:
     make_table = pytest.importorskip("lm_eval.utils").make_table
-    assert (
-        harness("--tasks", "mmneedle", "--model", "random", "--data_dir", needle_dir, "--output_path", tmp_path).code
-        == 0
-    )
+    assert harness(*run_args("mmneedle", "random", data_dir=needle_dir, out=tmp_path)).code == 0
     results = results_file(tmp_path / "random")
     rows = table_rows(make_table(results, "groups"))
     # lmms-eval's `<metric>_stderr_clustered` key: lm-eval's table shows it as a row of that name (lmms-eval's, as a
@@ -155,26 +126,9 @@ def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locov
     assert {round(c.chance[0], 9) for c in new} == {0.1, 0.25}
 
 
-def test_system_instruction_is_the_first_system_text_recorded_and_written_out(
-    harness, data_dir: Path, tmp_path: Path
-) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "2",
-        "--system_instruction",
-        "Think step by step.",
-        "--write_out",
-        "--apply_chat_template",
-        "--output_path",
-        tmp_path,
-        "--log_samples",
-    )
+def test_system_instruction_is_the_first_system_text_recorded_and_written_out(needle_run, tmp_path: Path) -> None:
+    flags = ("--system_instruction", "Think step by step.", "--write_out", "--apply_chat_template", "--log_samples")
+    run = needle_run("mmneedle_m1_n2_k1_pos", "random", tmp_path, "--limit", "2", *flags)
     assert run.code == 0, run.err
     assert run.err.count("--- mmneedle_m1_n2_k1_pos, document ") == 2
     assert "[system] Think step by step.\n[user] <image>Given 1 image" in run.err
@@ -203,17 +157,8 @@ def test_system_instruction_comes_before_a_tasks_system_prompt_and_keys_the_cach
     assert merged[0].content[0].text == "Be brief.\n\nTask rules." and len(merged[0].content) == 1
 
 
-def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_dir: Path) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--apply_chat_template",
-        "chatml",
-    )
+def test_apply_chat_template_with_a_template_name_and_verbosity(harness, needle_run) -> None:
+    run = needle_run("mmneedle_m1_n2_k1_pos", "random", None, "--apply_chat_template", "chatml")
     assert run.code == 2 and "a named template is not supported" in run.err
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--verbosity", "LOUD")
     assert run.code == 2 and "argument -v/--verbosity: invalid choice: 'LOUD'" in run.err
@@ -222,18 +167,7 @@ def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_di
     loggers = [logging.getLogger(name) for name in ("", "transformers", "datasets")]
     before = [logger.level for logger in loggers]
     try:
-        run = harness(
-            "--tasks",
-            "mmneedle_m1_n2_k1_pos",
-            "--model",
-            "random",
-            "--data_dir",
-            data_dir,
-            "--limit",
-            "1",
-            "--verbosity",
-            "error",
-        )
+        run = needle_run("mmneedle_m1_n2_k1_pos", "random", None, "--limit", "1", "--verbosity", "error")
         assert run.code == 0 and [logger.level for logger in loggers] == [logging.ERROR] * 3
     finally:
         for logger, level in zip(loggers, before, strict=True):
@@ -241,24 +175,12 @@ def test_apply_chat_template_with_a_template_name_and_verbosity(harness, data_di
 
 
 def test_hub_upload_offline_fails_in_one_line_after_saving_and_never_writes_the_token(
-    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    needle_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     token = "hf_uploadtokenvalue12345"
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "1",
-        "--output_path",
-        tmp_path,
-        "--hf_hub_log_args",
-        f"hub_results_org=ORG,results_repo_name=evals,push_results_to_hub=True,token={token}",
-    )
+    hub = ("--hf_hub_log_args", f"hub_results_org=ORG,results_repo_name=evals,push_results_to_hub=True,token={token}")
+    run = needle_run("mmneedle_m1_n2_k1_pos", "random", tmp_path, "--limit", "1", *hub)
     assert run.code == 1
     (line,) = [line for line in run.err.splitlines() if "error" in line]
     assert line.startswith("harness: error: results not uploaded to https://huggingface.co/datasets/ORG/evals: ")
@@ -276,21 +198,8 @@ def test_hub_upload_offline_fails_in_one_line_after_saving_and_never_writes_the_
         ("hub_results_org=ORG,push_results_to_hub=maybe", "expected True or False"),
     ],
 )
-def test_hub_log_args_are_checked_before_the_run(
-    harness, data_dir: Path, tmp_path: Path, value: str, message: str
-) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-        "--hf_hub_log_args",
-        value,
-    )
+def test_hub_log_args_are_checked_before_the_run(needle_run, tmp_path: Path, value: str, message: str) -> None:
+    run = needle_run("mmneedle_m1_n2_k1_pos", "random", tmp_path, "--hf_hub_log_args", value)
     assert run.code == 2 and message in run.err and not (tmp_path / "random").exists()
 
 
@@ -322,28 +231,11 @@ def test_fitting_batch_size_halves_on_out_of_memory_and_keeps_the_order() -> Non
 def test_batch_size_auto_on_hf_records_the_size_that_fit(
     harness, data_dir: Path, tiny_llava: Path, tmp_path: Path
 ) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava},threads=1",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--gen_kwargs",
-        "max_gen_toks=2",
-        "--batch_size",
-        "auto",
-        "--max_batch_size",
-        "2",
-        "--output_path",
-        tmp_path,
-    )
+    auto = ("--batch_size", "auto", "--max_batch_size", "2", "--output_path", tmp_path)
+    hf = hf_run("mmneedle_m1_n2_k1_pos", data_dir, checkpoint=tiny_llava)
+    run = harness(*hf, "--limit", "3", "--gen_kwargs", "max_gen_toks=2", *auto)
     assert run.code == 0, run.err
-    config = results_file(tmp_path / str(tiny_llava).replace("/", "__"))["config"]
+    config = results_file(tmp_path / checkpoint_folder(tiny_llava))["config"]
     assert config["batch_size"] == "auto" and config["max_batch_size"] == 2 and config["batch_sizes"] == [2]
     assert config["backend_stats"]["auto_batch"] == {"start": 2, "chosen": 2, "halvings": 0}
 
@@ -408,24 +300,13 @@ def test_lm_eval_flags_with_nothing_to_do_here_run_and_say_what_is_done_instead(
     harness, toy_dir: Path, toy_tasks: Path, flags: list[str], said: str
 ) -> None:
     """Issue 44: these gave argparse's usage dump."""
-    run = harness(
-        "--tasks", "toy_colors", "--include_path", toy_tasks, "--data_dir", toy_dir, "--model", "random", *flags
-    )
+    run = harness(*run_args("toy_colors", "random", include_path=toy_tasks, data_dir=toy_dir), *flags)
     assert run.code == 0, run.err
     assert [line for line in run.err.splitlines() if line.startswith(said)], run.err
 
 
 def test_show_config_prints_each_tasks_config_and_samples_is_one_line(harness, toy_dir: Path, toy_tasks: Path) -> None:
-    common = (
-        "--tasks",
-        "toy_colors,toy_pairs",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--model",
-        "random",
-    )
+    common = run_args("toy_colors,toy_pairs", "random", include_path=toy_tasks, data_dir=toy_dir)
     run = harness(*common, "--show_config")
     assert run.code == 0, run.err
     shown = run.out.split("--- toy_colors ---\n")[1]

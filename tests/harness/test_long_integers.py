@@ -15,25 +15,14 @@ import pytest
 
 from builders.core import contract
 from harness.running.journal import journal_name
+from tests.support.run_setups import answering_red
 
 BIG = "9" * 5000  # past the limit of 4,300 digits
 LIMIT = f"an integer of 5,000 digits (at most {sys.get_int_max_str_digits():,} can be read)"
 
 
 def _run(harness, toy_dir: Path, toy_tasks: Path, *extra: object):
-    return harness(
-        "--tasks",
-        "toy_colors",
-        "--include_path",
-        toy_tasks,
-        "--data_dir",
-        toy_dir,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=red",
-        *extra,
-    )
+    return harness(*answering_red("toy_colors", toy_tasks, toy_dir), *extra)
 
 
 def _one_error(run, code: int = 2) -> str:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import PROJECT
+from tests.support.run_setups import only_results, run_args
 
 
 def test_a_data_dir_naming_a_build_folder_says_once_to_pass_its_parent(harness, data_dir: Path) -> None:
@@ -62,9 +63,8 @@ def test_a_scorers_missing_extra_stops_the_run_before_the_first_sample(
 ) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     out = tmp_path / "out"
-    run = harness(
-        "--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir, "--output_path", out
-    )
+    okvqa = run_args("locovqa_okvqa_cmp_1", "random", data_dir=locovqa_dir, out=out)
+    run = harness(*okvqa)
     assert run.code == 2
     assert run.err.strip() == (
         "harness: error: the scorer of locovqa_okvqa_cmp_1 needs the locovqa extra "
@@ -73,16 +73,11 @@ def test_a_scorers_missing_extra_stops_the_run_before_the_first_sample(
     )
     assert not list(out.rglob("journal_*.jsonl"))
     monkeypatch.delitem(sys.modules, "sentence_transformers")
-    assert (
-        harness(
-            "--tasks", "locovqa_okvqa_cmp_1", "--model", "random", "--data_dir", locovqa_dir, "--output_path", out
-        ).code
-        == 0
-    )
+    assert harness(*okvqa).code == 0
 
 
 def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
-    harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    needle_run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from transformers.utils import is_torch_available
 
@@ -91,72 +86,45 @@ def test_a_backends_missing_extra_is_named_with_the_command_that_installs_it(
     assert is_torch_available()
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "httpx", None)
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)
+    run = needle_run("mmneedle_m1_n2_k1_pos", "qwen2.5-vl", None)
     assert run.code == 2
     assert run.err.strip() == (
         "harness: error: --model qwen2.5-vl needs the hf extra (torch not installed): "
         "pip install -e '.[hf]' (checked before the first sample: nothing was run)"
     )
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "openai", "--data_dir", data_dir)
+    run = needle_run("mmneedle_m1_n2_k1_pos", "openai", None)
     assert (
         run.code == 2
         and "--model openai needs the openai extra (httpx not installed): pip install -e '.[openai]'" in run.err
     )
     # The screen loads no model: it runs without the extra.
-    assert (
-        harness(
-            "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir, "--screen_only"
-        ).code
-        == 0
-    )
+    assert needle_run("mmneedle_m1_n2_k1_pos", "qwen2.5-vl", None, "--screen_only").code == 0
 
 
 def test_a_checkpoint_not_available_offline_is_one_line_naming_it_and_how_to_get_it(
-    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    needle_run, empty_hub_cache: Path
 ) -> None:
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty_hub"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "qwen2.5-vl", "--data_dir", data_dir)
+    run = needle_run("mmneedle_m1_n2_k1_pos", "qwen2.5-vl", None)
     assert run.code == 2
     (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error:")]
     assert line == (
         "harness: error: model 'qwen2.5-vl': checkpoint Qwen/Qwen2.5-VL-7B-Instruct is not in the Hub "
-        f"cache ({tmp_path / 'empty_hub'}) and HF_HUB_OFFLINE=1 forbids downloading it: download it once "
+        f"cache ({empty_hub_cache}) and HF_HUB_OFFLINE=1 forbids downloading it: download it once "
         "with `hf download Qwen/Qwen2.5-VL-7B-Instruct`; --screen_only needs only its config and processor: "
         '`hf download Qwen/Qwen2.5-VL-7B-Instruct --exclude "*.safetensors" --exclude "*.bin"`'
     )
     assert "Retrying" not in run.err
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "hf",
-        "--model_args",
-        "pretrained=./no/such/model",
-        "--data_dir",
-        data_dir,
-    )
+    run = needle_run("mmneedle_m1_n2_k1_pos", "hf", None, model_args="pretrained=./no/such/model")
     assert run.code == 2 and "checkpoint ./no/such/model: no such folder, and not a Hub model id" in run.err
 
 
-def results_of(folder: Path) -> dict:
-    return json.loads(sorted(folder.glob("results_*.json"))[-1].read_text())
-
-
 @pytest.mark.slow  # runs with every flag (~2 s)
-def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(
-    harness, data_dir: Path, tmp_path: Path
-) -> None:
+def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(needle_run, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    run = harness(
-        "--tasks",
+    run = needle_run(
         "mmneedle_m1_n2_k1",
-        "--model",
         "random",
-        "--data_dir",
-        data_dir,
+        None,
         "-o",
         out,
         "--device",
@@ -184,7 +152,7 @@ def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(
         "samples_mmneedle_m1_n2_k1_neg_model_outputs",
         "samples_mmneedle_m1_n2_k1_pos_model_outputs",
     ]
-    results = results_of(model_dir)
+    results = only_results(model_dir)
     assert results["end_time"] >= results["start_time"] == results["date"]
     assert results["model_source"] == "random" and results["fewshot_as_multiturn"] is False
     assert results["system_instruction"] == "Be brief."
@@ -199,8 +167,8 @@ def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(
     assert config["seed"] == 3 and config["bootstrap_iters"] == 1000 and config["device"] == "cuda:0"
     assert config["use_cache"] == str(tmp_path / "cache")
     # The random baseline's answers follow the first seed: another first seed, other answers.
-    other = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--seed", "4")
-    again = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--seed", "3")
+    other = needle_run("mmneedle_m1_n2_k1_pos", "random", None, "--seed", "4")
+    again = needle_run("mmneedle_m1_n2_k1_pos", "random", None, "--seed", "3")
     assert other.out != again.out
 
 
@@ -230,19 +198,9 @@ def test_the_hf_backend_gets_device_and_trust_remote_code_from_the_flags() -> No
     ],
 )
 def test_flags_that_cannot_mean_anything_here_are_refused_in_one_line(
-    harness, data_dir: Path, tmp_path: Path, argv: list[str], expected: str
+    needle_run, tmp_path: Path, argv: list[str], expected: str
 ) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-        *argv,
-    )
+    run = needle_run("mmneedle_m1_n2_k1_pos", "random", tmp_path, *argv)
     assert run.code == 2 and expected in run.err
     assert len(run.err.strip().splitlines()) == 1
 
@@ -266,56 +224,36 @@ def test_ls_takes_a_section_and_a_filter_and_a_mistyped_command_is_answered(harn
     assert "did you mean report?" in harness("reprot").err
 
 
-def test_a_resumed_run_says_so_in_one_line(harness, data_dir: Path, tmp_path: Path) -> None:
-    args = (
-        "--tasks",
-        "mmneedle_m1_n2_k1,mmneedle_m10_n1_k2",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-    )
-    assert harness(*args).code == 0
-    again = harness(*args)
+def test_a_resumed_run_says_so_in_one_line(needle_run, tmp_path: Path) -> None:
+    assert needle_run("mmneedle_m1_n2_k1,mmneedle_m10_n1_k2", "random", tmp_path).code == 0
+    again = needle_run("mmneedle_m1_n2_k1,mmneedle_m10_n1_k2", "random", tmp_path)
     resumed = [line for line in again.err.splitlines() if "samples resumed" in line]
     assert resumed == ["harness: 48 samples resumed from the journal, 0 generated now (4 of 4 tasks)"]
 
 
-def _run_logged_to_wandb(harness, data_dir: Path, tmp_path: Path, monkeypatch, mode: str, wandb_args: str = ""):
+def _run_logged_to_wandb(needle_run, tmp_path: Path, monkeypatch, mode: str, wandb_args: str = ""):
     """One MMNeedle task with `random`, results in tmp_path/out, logged to W&B in `mode` under tmp_path."""
     wandb = pytest.importorskip("wandb")
     wandb.teardown()  # wandb keeps the settings of its first use in a process (another test's mode)
     monkeypatch.setenv("WANDB_MODE", mode)
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_SILENT", "true")
-    return harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "out",
-        "--wandb_args",
-        ",".join(filter(None, ["project=mmlongeval-test", wandb_args])),
-    )
+    project = ",".join(filter(None, ["project=mmlongeval-test", wandb_args]))
+    return needle_run("mmneedle_m1_n2_k1_pos", "random", tmp_path / "out", "--wandb_args", project)
 
 
 @pytest.mark.slow  # a run logged through wandb offline (~4 s)
 def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
-    harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    needle_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "sk-wandb-test-SECRET-0123456789"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    run = _run_logged_to_wandb(harness, data_dir, tmp_path, monkeypatch, "offline", "name=run1,job_type=eval")
+    run = _run_logged_to_wandb(needle_run, tmp_path, monkeypatch, "offline", "name=run1,job_type=eval")
     assert run.code == 0, run.err
     (table,) = (tmp_path / "wandb").glob("offline-run-*/files/media/table/evaluation/eval_results_*.table.json")
     logged = json.loads(table.read_text())
     assert logged["columns"] == ["Task", "Version", "Filter", "n-shot", "Metric", "Value", "Stderr"]
-    written = results_of(tmp_path / "out" / "random")["results"]["mmneedle_m1_n2_k1_pos"]
+    written = only_results(tmp_path / "out" / "random")["results"]["mmneedle_m1_n2_k1_pos"]
     rows = {(row[0], row[4]): (row[5], row[6]) for row in logged["data"]}
     assert rows[("mmneedle_m1_n2_k1_pos", "exact_acc")] == (written["exact_acc,none"], written["exact_acc_stderr,none"])
     assert len(rows) == sum(
@@ -329,7 +267,7 @@ def test_wandb_args_log_the_results_offline_as_lm_evals_logger_and_no_secret(
 @pytest.mark.slow  # wandb's service starts, then refuses (no key) or times out (its server out of reach, ~5 s)
 @pytest.mark.parametrize("cause", ["no key", "server out of reach"])
 def test_wandb_refusing_the_results_is_one_line_and_the_results_stay_saved(
-    cause: str, harness, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cause: str, needle_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     key = "wandb-test-SECRET-" + "0" * 22  # 40 characters, a key's shape
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc holding a real key
@@ -341,7 +279,7 @@ def test_wandb_refusing_the_results_is_one_line_and_the_results_stay_saved(
         monkeypatch.setenv("WANDB_API_KEY", key)
         monkeypatch.setenv("WANDB_BASE_URL", "http://127.0.0.1:9")  # the discard port: nothing answers
         monkeypatch.setenv("WANDB_INIT_TIMEOUT", "3")
-    run = _run_logged_to_wandb(harness, data_dir, tmp_path, monkeypatch, "online")
+    run = _run_logged_to_wandb(needle_run, tmp_path, monkeypatch, "online")
     (saved,) = (tmp_path / "out" / "random").glob("results_*.json")
     assert run.code == 1, run.err
     assert "Traceback" not in run.err and key not in run.err + run.out
@@ -352,11 +290,9 @@ def test_wandb_refusing_the_results_is_one_line_and_the_results_stay_saved(
     assert "exact_acc,none" in json.loads(saved.read_text())["results"]["mmneedle_m1_n2_k1_pos"]
 
 
-def test_wandb_args_without_wandb_name_the_extra(harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_wandb_args_without_wandb_name_the_extra(needle_run, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "wandb", None)
-    run = harness(
-        "--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir, "--wandb_args", "project=x"
-    )
+    run = needle_run("mmneedle_m1_n2_k1_pos", "random", None, "--wandb_args", "project=x")
     assert run.code == 2 and "pip install -e '.[wandb]'" in run.err
 
 
@@ -413,17 +349,8 @@ def test_python_m_builders_is_the_builders_command(tmp_path: Path) -> None:
 
     root = PROJECT
     env = {**os.environ, "PYTHONPATH": str(root)}
-    listed = subprocess.run(
-        [sys.executable, "-m", "builders", "list"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
-    )
+    options = {"capture_output": True, "text": True, "env": env, "cwd": tmp_path, "timeout": 120}
+    listed = subprocess.run([sys.executable, "-m", "builders", "list"], **options)
     assert listed.returncode == 0 and listed.stdout.startswith("locovqa: 48 configs")
-    head = subprocess.run(
-        f"{sys.executable} -m builders list | head -n 1",
-        shell=True,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    head = subprocess.run(f"{sys.executable} -m builders list | head -n 1", shell=True, **options)
     assert head.stdout.startswith("locovqa:") and head.stderr == ""  # the reader leaving is not an error

@@ -13,26 +13,13 @@ from harness.errors import UserError
 from harness.file_writing import write_lines
 from harness.running.journal import journal_name
 from tests.support.report_runs import evaluate
+from tests.support.run_setups import answering_red
 
 PRECIOUS = b"the user's own file: not the harness's to write\n"
 
 
 def _run(harness, toy_dir: Path, toy_tasks: Path, out: Path, *extra: str):
-    return harness(
-        "--tasks",
-        "toy_colors",
-        "--include_path",
-        toy_tasks,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=red",
-        "--data_dir",
-        toy_dir,
-        "--output_path",
-        out,
-        *extra,
-    )
+    return harness(*answering_red("toy_colors", toy_tasks, toy_dir, out), *extra)
 
 
 def _plant(link: Path, tmp_path: Path) -> Path:

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from harness.view.app import served_hosts
+from tests.support.run_setups import run_args
 
 NEEDLES = "mmneedle_m10_n1_k2_pos"  # ten images per sample
+TWO = ("--gen_kwargs", "max_gen_toks=2")  # every answer two tokens long
 
 
 def journal_records(out: Path, task: str) -> list[dict]:
@@ -42,10 +44,30 @@ def policied_alias(monkeypatch: pytest.MonkeyPatch, name: str, backend: str, arg
 def run_policied(harness, monkeypatch, out: Path, data_dir: Path, backend: str, alias: dict, model_args: str, policy):
     """Two NEEDLES samples run by an alias of `backend` with `policy` (`policied_alias`); `check_pages` of the run."""
     policied_alias(monkeypatch, "policied", backend, alias, policy)
-    run = harness("--tasks", NEEDLES, "--model", "policied", "--model_args", model_args, "--data_dir", data_dir,
-                  "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
+    policied = run_args(NEEDLES, "policied", model_args=model_args, data_dir=data_dir, out=out)
+    run = harness(*policied, "--limit", "2", *TWO)
     assert run.code == 0, run.err
     return check_pages(out, NEEDLES)
+
+
+def journalled_run(harness, task: str, model: str, model_args: str, data_dir: Path, out: Path) -> list[dict]:
+    """`task` run by `model` on `data_dir` into `out`, its answers two tokens long (the run must succeed): the records
+    its journal holds (`journal_records`)."""
+    run = harness(*run_args(task, model, model_args=model_args, data_dir=data_dir, out=out), *TWO)
+    assert run.code == 0, run.err
+    return journal_records(out, task)
+
+
+def merged_shards(harness, tmp_path: Path, *args: str) -> Path:
+    """The run `args` in two shards (`tmp_path/shard0`, `tmp_path/shard1`, each must succeed), merged by `harness
+    merge` into `tmp_path/merged`: that folder."""
+    shards = [tmp_path / f"shard{index}" for index in range(2)]
+    for index, shard in enumerate(shards):
+        run = harness(*args, "--shard", f"{index}/2", "--output_path", shard)
+        assert run.code == 0, run.err
+    merged = harness("merge", tmp_path / "merged", *shards)
+    assert merged.code == 0, merged.err
+    return tmp_path / "merged"
 
 
 def check_pages(
@@ -185,11 +207,8 @@ def test_a_prompt_the_tasks_truncation_cut_shows_as_sent(
     received, only the images kept, each served; the build's row is not what was sent, so no hash verdict is given."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "out"
-    model = ("--model", "openai", "--model_args", f"model=gpt-4o,base_url={chat_server.base_url},context_length=90")
-    run = harness("--tasks", "milebench_tqa", *model, "--data_dir", milebench_dir, "--output_path", out,
-                  "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
-    assert run.code == 0, run.err
-    records = journal_records(out, "milebench_tqa")
+    short = f"model=gpt-4o,base_url={chat_server.base_url},context_length=90"
+    records = journalled_run(harness, "milebench_tqa", "openai", short, milebench_dir, out)
     cut = [record for record in records if record.get("truncation")]
     assert cut and all(len(r["sent_images"]) == r["truncation"]["images_kept"] for r in cut)
     assert any(r["truncation"]["images_dropped"] and r["truncation"]["context_tokens_dropped"] for r in cut)
@@ -205,11 +224,8 @@ def test_a_prompt_re_decoded_by_the_tasks_round_trip_shows_as_sent(
     page shows the re-decoded text its processor was given, not the row's; the journal's input hash is the row's and
     the rule's, so the build still hashes to it."""
     out = tmp_path / "out"
-    model = ("--model", "hf", "--model_args", f"pretrained={tiny_llava_sp},threads=1")
-    run = harness("--tasks", "milebench_clevr_change", *model, "--data_dir", milebench_dir, "--output_path", out,
-                  "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
-    assert run.code == 0, run.err
-    records = journal_records(out, "milebench_clevr_change")
+    model_args = f"pretrained={tiny_llava_sp},threads=1"
+    records = journalled_run(harness, "milebench_clevr_change", "hf", model_args, milebench_dir, out)
     assert records and all(record["text_round_trip"]["changed"] for record in records)
     shown = check_pages(out, "milebench_clevr_change")
     given = [text for text, _, _ in hf_processor_calls]
@@ -229,8 +245,8 @@ def test_a_resumed_run_and_its_sample_log_show_the_requests_as_first_sent(
     rule = TaskRule((NEEDLES,), InputPolicy.of(keep_last_images=3, image_scale=0.5), "a paper's setting")
     monkeypatch.setitem(aliases.ALIASES, "policied", aliases.Alias("openai", {"model": "gpt-4o"}, rules=(rule,)))
     out = tmp_path / "out"
-    args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}",
-            "--data_dir", data_dir, "--output_path", out, "--limit", "3", "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
+    policied = run_args(NEEDLES, "policied", model_args=f"base_url={chat_server.base_url}", data_dir=data_dir, out=out)
+    args = (*policied, "--limit", "3", *TWO)
     assert harness(*args).code == 0
     first = check_pages(out, NEEDLES)
     again = harness(*args, "--log_samples")
@@ -264,15 +280,8 @@ def test_merged_shards_show_each_request_as_sent(
     record."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     policied_alias(monkeypatch, "policied", "openai", {"model": "gpt-4o"}, policy)
-    args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}",
-            "--data_dir", data_dir, "--gen_kwargs", "max_gen_toks=2")  # fmt: skip
-    shards = [tmp_path / f"shard{index}" for index in range(2)]
-    for index, shard in enumerate(shards):
-        run = harness(*args, "--shard", f"{index}/2", "--output_path", shard)
-        assert run.code == 0, run.err
-    merged = harness("merge", tmp_path / "merged", *shards)
-    assert merged.code == 0, merged.err
-    shown = check_pages(tmp_path / "merged", NEEDLES)
+    policied = run_args(NEEDLES, "policied", model_args=f"base_url={chat_server.base_url}", data_dir=data_dir)
+    shown = check_pages(merged_shards(harness, tmp_path, *policied, *TWO), NEEDLES)
     assert len(shown) == 12
     received_as_shown(chat_server, shown)
 
@@ -283,16 +292,11 @@ def test_merged_shards_of_a_cut_run_show_each_request_as_sent(
     """A run whose task's truncation cut prompts to a short context, in two shards merged by `harness merge`: each
     merged page shows the cut prompt its server received."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    model = ("--model", "openai", "--model_args", f"model=gpt-4o,base_url={chat_server.base_url},context_length=90")
-    args = ("--tasks", "milebench_tqa", *model, "--data_dir", milebench_dir, "--gen_kwargs", "max_gen_toks=2")
-    shards = [tmp_path / f"shard{index}" for index in range(2)]
-    for index, shard in enumerate(shards):
-        run = harness(*args, "--shard", f"{index}/2", "--output_path", shard)
-        assert run.code == 0, run.err
-    merged = harness("merge", tmp_path / "merged", *shards)
-    assert merged.code == 0, merged.err
-    assert any(record.get("truncation") for record in journal_records(tmp_path / "merged", "milebench_tqa"))
-    received_as_shown(chat_server, check_pages(tmp_path / "merged", "milebench_tqa"))
+    short = f"model=gpt-4o,base_url={chat_server.base_url},context_length=90"
+    tqa = run_args("milebench_tqa", "openai", model_args=short, data_dir=milebench_dir)
+    merged = merged_shards(harness, tmp_path, *tqa, *TWO)
+    assert any(record.get("truncation") for record in journal_records(merged, "milebench_tqa"))
+    received_as_shown(chat_server, check_pages(merged, "milebench_tqa"))
 
 
 def test_the_verdict_turns_on_the_runs_policy(
@@ -307,8 +311,8 @@ def test_the_verdict_turns_on_the_runs_policy(
     rule = TaskRule((NEEDLES,), InputPolicy.of(keep_last_images=3), "a paper's setting")
     monkeypatch.setitem(aliases.ALIASES, "policied", aliases.Alias("openai", {"model": "gpt-4o"}, rules=(rule,)))
     out = tmp_path / "out"
-    args = ("--tasks", NEEDLES, "--model", "policied", "--model_args", f"base_url={chat_server.base_url}")
-    run = harness(*args, "--data_dir", data_dir, "--output_path", out, "--limit", "2", "--gen_kwargs", "max_gen_toks=2")
+    policied = run_args(NEEDLES, "policied", model_args=f"base_url={chat_server.base_url}", data_dir=data_dir, out=out)
+    run = harness(*policied, "--limit", "2", *TWO)
     assert run.code == 0, run.err
     first = check_pages(out, NEEDLES)
     (results,) = out.rglob("results_*.json")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import datasets
 import pytest
 
 from harness.cli import main
+from tests.support.run_setups import run_args
 from tests.support.tiny_llava import build_tiny_llava
 
 # Configs the tests use: one needle, two needles (10 images, for depth), five needles.
@@ -99,6 +101,26 @@ def harness(capsys: pytest.CaptureFixture[str]):
         return Run(code, captured.out, captured.err, output)
 
     return run
+
+
+@pytest.fixture
+def needle_run(harness, data_dir: Path) -> Callable[..., Run]:
+    """`needle_run(tasks, model, out, *extra, model_args=None, include_path=None)`: the `harness` fixture's run of
+    `tasks` with `model` on the synthetic MMNeedle `data_dir` (its arguments `run_args`'), into `out` (no
+    `--output_path` where it is None), `extra` after them."""
+
+    def run(tasks: str, model: str, out: Path | None, *extra: object, **flags: Path | str | None) -> Run:
+        return harness(*run_args(tasks, model, data_dir=data_dir, out=out, **flags), *extra)
+
+    return run
+
+
+@pytest.fixture
+def empty_hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A local Hub cache holding nothing (whatever the machine's own cache holds), offline, for the rest of the test."""
+    from tests.support.hub_cache import use_offline_hub_cache
+
+    return use_offline_hub_cache(monkeypatch, tmp_path / "hub")
 
 
 def toy_colors_run(run, toy_dir: Path, toy_tasks: Path, out: Path, model: str, model_args: str, *extra: str) -> Run:

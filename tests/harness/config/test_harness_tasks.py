@@ -13,6 +13,7 @@ import pytest
 from harness.config.task_index import TaskIndex, default_tasks_dir
 from harness.config.yaml_loader import load_config
 from harness.errors import TaskConfigError
+from tests.support.run_setups import run_args
 
 
 def write(path: Path, text: str) -> Path:
@@ -78,7 +79,7 @@ def test_ls_from_another_folder_uses_the_installed_tasks(tmp_path: Path, harness
     assert "mmneedle_k1" in proc.stdout and "mmneedle_pos" in proc.stdout
 
 
-def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, needle_run) -> None:
     tasks = tmp_path / "my_tasks"
     write(
         tasks / "utils.py",
@@ -114,22 +115,8 @@ def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, da
             weight_by_size: true
     """,
     )
-    run = harness(
-        "--tasks",
-        "probe_all",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--include_path",
-        tasks,
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "5",
-        "--output_path",
-        tmp_path / "out",
-    )
+    probes = {"model_args": "answer=-1", "include_path": tasks}
+    run = needle_run("probe_all", "constant", tmp_path / "out", "--limit", "5", **probes)
     assert run.code == 0, run.err
     results = run.results("constant")
     assert results["results"]["probe_k1"]["says_minus_one,none"] == 1.0
@@ -138,20 +125,7 @@ def test_custom_task_with_include_function_and_weighted_group(tmp_path: Path, da
     assert results["groups"]["probe_all"]["says_minus_one,none"] == 1.0
     assert results["group_aggregation"]["probe_all"]["n_scored"] == 10
     assert results["configs"]["probe_k1"]["process_results"] == "!function utils.process_results"
-    tagged = harness(
-        "--tasks",
-        "probes",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--include_path",
-        tasks,
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "2",
-    )
+    tagged = needle_run("probes", "constant", None, "--limit", "2", **probes)
     assert tagged.code == 0 and "probe_k2" in tagged.out and "probe_k1" not in tagged.out
 
 
@@ -194,7 +168,7 @@ def test_a_control_character_in_a_task_file_is_one_line_naming_file_and_line(tmp
     ]
 
 
-def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_missing_function_names_file_and_line(tmp_path: Path, needle_run) -> None:
     folder = tmp_path / "t"
     write(folder / "utils.py", "def something_else(doc, results):\n    return {}\n")
     task = write(
@@ -209,18 +183,7 @@ def test_missing_function_names_file_and_line(tmp_path: Path, data_dir: Path, ha
           - metric: acc
     """,
     )
-    run = harness(
-        "--tasks",
-        "needs_hook",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--include_path",
-        folder,
-        "--data_dir",
-        data_dir,
-    )
+    run = needle_run("needs_hook", "constant", None, model_args="answer=-1", include_path=folder)
     assert run.code == 2
     assert f"{task}:5:" in run.err and "not_there" in run.err and "utils.py" in run.err
 
@@ -323,7 +286,7 @@ def test_help_mentions_subcommands() -> None:
     assert proc.returncode == 0 and "harness ls" in proc.stdout and "harness report" in proc.stdout
 
 
-def test_doc_to_messages_system_turn(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_doc_to_messages_system_turn(tmp_path: Path, needle_run) -> None:
     write(
         tmp_path / "t" / "utils.py",
         """
@@ -346,23 +309,8 @@ def test_doc_to_messages_system_turn(tmp_path: Path, data_dir: Path, harness) ->
           - metric: exact_match
     """,
     )
-    run = harness(
-        "--tasks",
-        "chat_task",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--include_path",
-        tmp_path / "t",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "out",
-        "--limit",
-        "1",
-        "--log_samples",
-    )
+    chat = {"model_args": "answer=-1", "include_path": tmp_path / "t"}
+    run = needle_run("chat_task", "constant", tmp_path / "out", "--limit", "1", "--log_samples", **chat)
     assert run.code == 0, run.err
     (sample,) = run.samples("constant", "chat_task")
     assert sample["prompt"].startswith("[system] Answer tersely.\n[user] Look:<image>Given 1 image")
@@ -437,21 +385,8 @@ def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
           - metric: exact_match
     """,
     )
-    args = (
-        "--tasks",
-        "colours",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=red",
-        "--include_path",
-        tmp_path / "t",
-        "--data_dir",
-        tmp_path / "data",
-        "--output_path",
-        tmp_path / "out",
-        "--log_samples",
-    )
+    colours = {"model_args": "answer=red", "include_path": tmp_path / "t", "out": tmp_path / "out"}
+    args = (*run_args("colours", "constant", data_dir=tmp_path / "data", **colours), "--log_samples")
     refused = harness(*args)  # no build manifest: nothing to verify its files against
     assert refused.code == 2 and len(refused.err.splitlines()) == 1
     assert f"{tmp_path / 'data' / 'colours'}: cannot verify this data: no build manifest" in refused.err

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.hub_cache import fill_hub_cache
+from tests.support.run_setups import needle_task_yaml, only_results, run_args
+
 pytestmark = pytest.mark.slow  # harness runs in child processes against a local Hub
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -37,54 +40,18 @@ def test_data_dir_names_a_hub_repo_and_revision(
     tmp_path: Path, hub_cache: Path, harness_script: str, script_env
 ) -> None:
     env = {**script_env, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1"}
-    run = _harness(
-        harness_script,
-        env,
-        "--tasks",
-        TASK,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        "hf://acme/mmneedle@v1.0.0",
-        "--output_path",
-        tmp_path / "out",
-    )
+    run = _harness(harness_script, env, *_minus_one(TASK, "hf://acme/mmneedle@v1.0.0", out=tmp_path / "out"))
     assert run.returncode == 0, run.stderr
-    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
-    results = json.loads(results_file.read_text())
+    results = only_results(tmp_path / "out" / "constant")
     data = results["datasets"][TASK]
     assert (data["location"], data["revision"], data["commit"]) == ("hf://acme/mmneedle@v1.0.0", "v1.0.0", COMMIT)
     assert data["verified_files"] and results["config"]["data_dir"] == "hf://acme/mmneedle@v1.0.0"
     assert results["results"][TASK]["existence_acc,none"] == 1.0
 
-    absent = _harness(
-        harness_script,
-        env,
-        "--tasks",
-        TASK,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        "hf://acme/mmneedle@v9.9.9",
-    )
+    absent = _harness(harness_script, env, *_minus_one(TASK, "hf://acme/mmneedle@v9.9.9"))
     assert absent.returncode == 2 and "cannot get hf://acme/mmneedle@v9.9.9" in absent.stderr
     assert "Traceback" not in absent.stderr
-    other = _harness(
-        harness_script,
-        env,
-        "--tasks",
-        TASK,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        "hf://acme/mmlongbench",
-    )
+    other = _harness(harness_script, env, *_minus_one(TASK, "hf://acme/mmlongbench"))
     assert other.returncode == 2 and "holds dataset 'mmlongbench', the task reads 'mmneedle'" in other.stderr
 
 
@@ -94,51 +61,29 @@ def test_a_tasks_hub_repo_is_used_without_local_data(
     tasks = tmp_path / "t"
     tasks.mkdir()
     (tasks / "t.yaml").write_text(
-        "task: from_hub\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
-        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
-        "metadata:\n  hub_repo: acme/mmneedle\n  hub_revision: v1.0.0\n"
+        needle_task_yaml("from_hub", "metadata:\n  hub_repo: acme/mmneedle\n  hub_revision: v1.0.0\n")
     )
     env = {**script_env, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1", "HOME": str(tmp_path / "home")}
     run = _harness(
-        harness_script,
-        env,
-        "--tasks",
-        "from_hub",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--include_path",
-        tasks,
-        "--output_path",
-        tmp_path / "out",
-        "--limit",
-        "20",
+        harness_script, env, *_minus_one("from_hub", None, include_path=tasks, out=tmp_path / "out"), "--limit", "20"
     )
     assert run.returncode == 0, run.stderr
-    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
-    results = json.loads(results_file.read_text())
+    results = only_results(tmp_path / "out" / "constant")
     assert results["results"]["from_hub"]["exact_match,none"] == 8 / 20  # 12 positives, then 8 negatives
     assert results["datasets"]["from_hub"]["location"] == "hf://acme/mmneedle@v1.0.0"
     assert results["datasets"]["from_hub"]["commit"] == COMMIT
 
 
-def _linked_snapshot(cache: Path, build: Path, repo: str) -> Path:
-    """A Hub cache laid out as `snapshot_download` writes it: each file a link into the repo's `blobs/`."""
-    import hashlib
+def _minus_one(tasks: str, data_dir: str | None, **flags: Path) -> tuple[str, ...]:
+    """The arguments of a run of `tasks` by the constant model answering -1, on `data_dir` (`flags`: `run_args`')."""
+    return run_args(tasks, "constant", model_args="answer=-1", data_dir=data_dir, **flags)
 
-    root = cache / f"datasets--acme--{repo}"
-    snapshot = root / "snapshots" / COMMIT
-    for file in sorted(p for p in build.rglob("*") if p.is_file()):
-        blob = root / "blobs" / hashlib.sha256(file.read_bytes()).hexdigest()
-        blob.parent.mkdir(parents=True, exist_ok=True)
-        blob.write_bytes(file.read_bytes())
-        link = snapshot / file.relative_to(build)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(Path("../" * len(link.relative_to(root).parts[:-1])) / "blobs" / blob.name)
-    (root / "refs").mkdir()
-    (root / "refs" / "v1.0.0").write_text(COMMIT)
-    return snapshot
+
+def _linked_snapshot(cache: Path, build: Path, repo: str) -> Path:
+    """A Hub cache holding the build `build` as acme/REPO at tag v1.0.0, laid out as `snapshot_download` writes it:
+    each file a link into the repo's `blobs/`."""
+    files = {str(p.relative_to(build)): p for p in sorted(build.rglob("*")) if p.is_file()}
+    return fill_hub_cache(cache, f"acme/{repo}", files, revision="v1.0.0", commit=COMMIT)
 
 
 def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest_is_refused(
@@ -151,13 +96,9 @@ def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest
     (unbuilt / "build_manifest.json").unlink()  # a Hub dataset that is not one of our builds
     _linked_snapshot(cache, unbuilt, "mmneedle2")
     env = {**script_env, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1")
-    run = _harness(
-        harness_script, env, *args, "--data_dir", "hf://acme/mmneedle@v1.0.0", "--output_path", tmp_path / "out"
-    )
+    run = _harness(harness_script, env, *_minus_one(TASK, "hf://acme/mmneedle@v1.0.0", out=tmp_path / "out"))
     assert run.returncode == 0, run.stderr
-    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
-    data = json.loads(results_file.read_text())["datasets"][TASK]
+    data = only_results(tmp_path / "out" / "constant")["datasets"][TASK]
     manifest = json.loads((data_dir / "mmneedle" / "build_manifest.json").read_text())
     assert data["verification"] == "verified" and data["verified_files"] == [
         {"path": f["path"], "sha256": f["sha256"]} for f in manifest["configs"]["m1_n2_k1"]["files"]
@@ -165,29 +106,14 @@ def test_a_hub_snapshot_is_verified_through_its_links_and_one_without_a_manifest
 
     tasks = tmp_path / "t"
     tasks.mkdir()
-    (tasks / "t.yaml").write_text(
-        "task: other_hub\ndataset_path: mmneedle2\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\n"
-        "doc_to_visual: images\ndoc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
-    )
-    other = (
-        "--tasks",
-        "other_hub",
-        "--include_path",
-        tasks,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        "hf://acme/mmneedle2@v1.0.0",
-    )
+    (tasks / "t.yaml").write_text(needle_task_yaml("other_hub", dataset="mmneedle2"))
+    other = _minus_one("other_hub", "hf://acme/mmneedle2@v1.0.0", include_path=tasks)
     refused = _harness(harness_script, env, *other)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "hf://acme/mmneedle2@v1.0.0: cannot verify this data: no build manifest" in refused.stderr
     trusted = _harness(harness_script, env, *other, "--trust_unverified_data", "--output_path", tmp_path / "out2")
     assert trusted.returncode == 0, trusted.stderr
-    (results_file,) = (tmp_path / "out2" / "constant").glob("results_*.json")
-    assert json.loads(results_file.read_text())["datasets"]["other_hub"]["verification"] == "unverified"
+    assert only_results(tmp_path / "out2" / "constant")["datasets"]["other_hub"]["verification"] == "unverified"
 
 
 def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
@@ -196,7 +122,7 @@ def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
     """Offline (HF_HUB_OFFLINE=1) or without network, with an empty Hub cache: one message for the run, whatever
     the number of tasks, saying why and how to build the data here instead (never `--out hf://...`)."""
     empty = {**script_env, "HF_HUB_CACHE": str(tmp_path / "empty_hub")}
-    args = ("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", "hf://acme/mmneedle@v1.0.0")
+    args = run_args("mmneedle_k1", "random", data_dir="hf://acme/mmneedle@v1.0.0")
     offline = _harness(harness_script, empty, *args)
     assert offline.returncode == 2 and "Traceback" not in offline.stderr
     assert offline.stderr.count("cannot get hf://acme/mmneedle@v1.0.0") == 1
@@ -208,9 +134,7 @@ def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
 
     # No network: a Hub address nothing answers at (a closed local port), offline mode off.
     unreachable = {**empty, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:9"}
-    one_task = _harness(
-        harness_script, unreachable, "--tasks", TASK, "--model", "random", "--data_dir", "hf://acme/mmneedle@v1.0.0"
-    )
+    one_task = _harness(harness_script, unreachable, *run_args(TASK, "random", data_dir="hf://acme/mmneedle@v1.0.0"))
     assert one_task.returncode == 2 and "Traceback" not in one_task.stderr
     assert "cannot get hf://acme/mmneedle@v1.0.0: the Hub cannot be reached (no network?)" in one_task.stderr
     assert "HF_HUB_OFFLINE=1 forbids" not in one_task.stderr
@@ -224,26 +148,12 @@ def test_a_hub_build_that_cannot_be_had_is_named_once_with_a_hint_that_fits(
 def test_a_data_dir_that_looks_like_a_repo_id_is_answered_with_hf_prefix(
     tmp_path: Path, harness_script: str, script_env
 ) -> None:
-    args = [harness_script, "--tasks", "mmneedle_k1", "--model", "random", "--no_progress"]
-    run = subprocess.run(
-        [*args, "--data_dir", "acme/mmneedle"],
-        env=script_env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    args = [harness_script, *run_args("mmneedle_k1", "random", data_dir="acme/mmneedle"), "--no_progress"]
+    run = subprocess.run(args, env=script_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.count("write --data_dir hf://acme/mmneedle") == 1 and "no such folder" in run.stderr
     # A folder that is there is a folder: no Hub hint, the usual missing-data message.
     (tmp_path / "acme" / "mmneedle").mkdir(parents=True)
-    local = subprocess.run(
-        [*args, "--data_dir", "acme/mmneedle"],
-        env=script_env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    local = subprocess.run(args, env=script_env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert local.returncode == 2 and "hf://" not in local.stderr
     assert "dataset 'mmneedle' not found; looked in acme/mmneedle/mmneedle (read by 14 tasks)" in local.stderr

@@ -13,6 +13,7 @@ import pytest
 from harness.api import Model, ModelFacts, Response
 from harness.running.journal import journal_name
 from tests.support.paths import PROJECT
+from tests.support.run_setups import registered_model, run_args
 
 TASK = "mmneedle_m1_n2_k1_pos"
 
@@ -23,9 +24,20 @@ def _copy_build(data_dir: Path, tmp_path: Path) -> Path:
     return root
 
 
+def _minus_one(data_dir: Path, out: Path | None = None) -> tuple[str, ...]:
+    """The arguments of a run of TASK by the constant model answering -1, on `data_dir`, into `out`."""
+    return run_args(TASK, "constant", model_args="answer=-1", data_dir=data_dir, out=out)
+
+
+def _swap_first_two(images: list) -> list:
+    """Rows 0 and 1 given each other's image (their declared hashes kept)."""
+    images[0], images[1] = images[1], images[0]
+    return images
+
+
 def test_a_data_file_changed_after_the_build_is_refused(tmp_path: Path, data_dir: Path, harness) -> None:
     root = _copy_build(data_dir, tmp_path)
-    args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", root)
+    args = _minus_one(root)
     first = harness(*args, "--output_path", tmp_path / "out")
     assert first.code == 0, first.err
     verified = first.results("constant")["datasets"][TASK]["verified_files"]
@@ -66,19 +78,9 @@ def test_image_bytes_that_do_not_match_their_row_are_invalid_input(
     tmp_path: Path, data_dir: Path, harness, edit_build
 ) -> None:
     root = _copy_build(data_dir, tmp_path)
-
-    def swap_first_two(images):
-        images[0], images[1] = images[1], images[0]
-        return images
-
-    edit_build(root / "mmneedle", "m1_n2_k1", images=swap_first_two)  # rows 0 and 1 now hold each other's image
-    from harness.models.registry import _REGISTRY, register_model
-
-    register_model("test_reads_images")(ReadsImages)
-    try:
-        run = harness("--tasks", TASK, "--model", "test_reads_images", "--data_dir", root, "--output_path", tmp_path)
-    finally:
-        _REGISTRY.pop("test_reads_images")
+    edit_build(root / "mmneedle", "m1_n2_k1", images=_swap_first_two)  # rows 0 and 1 now hold each other's image
+    with registered_model("test_reads_images", ReadsImages):
+        run = harness(*run_args(TASK, "test_reads_images", data_dir=root, out=tmp_path))
     assert run.code == 0, run.err
     statuses = {s["doc_id"]: (s["status"], s.get("error") or "") for s in run.samples("test_reads_images", TASK)}
     assert statuses[0][0] == statuses[1][0] == "invalid_input"
@@ -99,16 +101,7 @@ def test_openai_never_sends_an_image_that_does_not_decode(
     server.start()
     try:
         run = harness(
-            "--tasks",
-            TASK,
-            "--model",
-            "openai",
-            "--model_args",
-            f"model=m,base_url={server.base_url}",
-            "--data_dir",
-            root,
-            "--output_path",
-            tmp_path,
+            *run_args(TASK, "openai", model_args=f"model=m,base_url={server.base_url}", data_dir=root, out=tmp_path)
         )
     finally:
         server.stop()
@@ -119,18 +112,7 @@ def test_openai_never_sends_an_image_that_does_not_decode(
 
 
 def test_a_journalled_answer_for_other_inputs_is_not_reused(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = (
-        "--tasks",
-        TASK,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-    )
+    args = _minus_one(data_dir, tmp_path)
     assert harness(*args).code == 0
     journal = tmp_path / "constant" / journal_name(TASK)
     lines = journal.read_text().splitlines()
@@ -154,27 +136,11 @@ def test_a_run_reads_the_verified_parquet_files_and_writes_no_arrow_cache(
     cache = tmp_path / "hf_datasets_cache"
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
     monkeypatch.setenv("HF_DATASETS_CACHE", str(cache))
-    from harness.models.registry import _REGISTRY, register_model
-
-    register_model("test_reads_images")(ReadsImages)
-    try:  # embedded images (MMNeedle), and images stored once in an image table (the toy's shared build)
-        embedded = harness(
-            "--tasks", TASK, "--model", "test_reads_images", "--data_dir", data_dir, "--output_path", tmp_path / "a"
-        )
-        shared = harness(
-            "--tasks",
-            "toy_colors,toy_pairs",
-            "--model",
-            "test_reads_images",
-            "--include_path",
-            toy_tasks,
-            "--data_dir",
-            toy_shared_dir,
-            "--output_path",
-            tmp_path / "b",
-        )
-    finally:
-        _REGISTRY.pop("test_reads_images")
+    # embedded images (MMNeedle), and images stored once in an image table (the toy's shared build)
+    with registered_model("test_reads_images", ReadsImages):
+        embedded = harness(*run_args(TASK, "test_reads_images", data_dir=data_dir, out=tmp_path / "a"))
+        toy = {"include_path": toy_tasks, "data_dir": toy_shared_dir, "out": tmp_path / "b"}
+        shared = harness(*run_args("toy_colors,toy_pairs", "test_reads_images", **toy))
     assert embedded.code == 0 and shared.code == 0, embedded.err + shared.err
     assert {s["status"] for s in embedded.samples("test_reads_images", TASK)} == {"ok"}
     assert {s["status"] for s in shared.samples("test_reads_images", "toy_pairs")} == {"ok"}
@@ -192,7 +158,7 @@ def test_a_file_changed_in_place_with_its_times_restored_is_still_caught(
     import os
 
     root = _copy_build(data_dir, tmp_path)
-    args = ("--tasks", TASK, "--model", "constant", "--model_args", "answer=-1", "--data_dir", root)
+    args = _minus_one(root)
     assert harness(*args).code == 0  # hashed once, and remembered by the file's identity
     (shard,) = (root / "mmneedle" / "m1_n2_k1").glob("*.parquet")
     before = shard.stat()
@@ -296,18 +262,7 @@ def test_unverifiable_data_is_refused_in_one_line_unless_trusted(
         manifest = _manifest(root)
         damage(manifest)
         _write_manifest(root, manifest)
-    args = (
-        "--tasks",
-        TASK,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        root,
-        "--output_path",
-        tmp_path / "out",
-    )
+    args = _minus_one(root, tmp_path / "out")
     refused = harness(*args)
     assert refused.code == 2 and "Traceback" not in refused.err
     (line,) = refused.err.splitlines()
@@ -345,7 +300,7 @@ def test_a_data_file_the_manifest_does_not_list_is_not_read_as_verified(
         f"include: {template}\ntask: extra_pos\ndataset_name: m1_n2_k1\n"
         "dataset_kwargs:\n  data_files:\n    test: [extra/*.parquet]\n"
     )
-    args = ("--tasks", str(task), "--model", "constant", "--model_args", "answer=-1", "--data_dir", root)
+    args = run_args(str(task), "constant", model_args="answer=-1", data_dir=root)
     refused = harness(*args)
     assert refused.code == 2 and f"the build manifest does not list {extra}" in refused.err
     assert harness(*args, "--trust_unverified_data").code == 0
@@ -364,26 +319,16 @@ def test_the_response_cache_answers_only_for_verified_images(
     tmp_path: Path, data_dir: Path, harness, edit_build, broken_image
 ) -> None:
     root = _copy_build(data_dir, tmp_path)
-    from harness.models.registry import _REGISTRY, register_model
-
-    register_model("test_reads_images_cached")(ReadsImagesCached)
-    args = ("--tasks", TASK, "--model", "test_reads_images_cached", "--data_dir", root, "--cache_dir", tmp_path / "c")
-    try:
+    args = (*run_args(TASK, "test_reads_images_cached", data_dir=root), "--cache_dir", tmp_path / "c")
+    with registered_model("test_reads_images_cached", ReadsImagesCached):
         first = harness(*args, "--output_path", tmp_path / "first")
         assert first.code == 0, first.err
         assert first.results("test_reads_images_cached")["config"]["requests_sent"] == 12
-
-        def swap_first_two(images):
-            images[0], images[1] = images[1], images[0]
-            return images
-
-        edit_build(root / "mmneedle", "m1_n2_k1", images=swap_first_two)  # row hashes kept: bytes now wrong
+        edit_build(root / "mmneedle", "m1_n2_k1", images=_swap_first_two)  # row hashes kept: bytes now wrong
         shard = next((root / "mmneedle" / "m1_n2_k1").glob("*.parquet"))
         cut = pq.read_table(shard).column("images")[2][0]["bytes"].as_py()[:200]
         broken_image(root / "mmneedle", "m1_n2_k1", 2, cut)  # hash declared to match: only decoding tells
         again = harness(*args, "--output_path", tmp_path / "again")
-    finally:
-        _REGISTRY.pop("test_reads_images_cached")
     assert again.code == 0, again.err
     samples = {s["doc_id"]: s for s in again.samples("test_reads_images_cached", TASK)}
     assert [samples[i]["status"] for i in range(3)] == ["invalid_input"] * 3
@@ -399,26 +344,17 @@ def test_an_input_policys_scaled_images_are_checked_through_their_source(
     """A scaled image's key names its source's sha256 and the scale; its source's bytes are what is checked."""
     from harness.inputs.input_policy import InputPolicy, TaskRule
     from harness.models import aliases
-    from harness.models.registry import _REGISTRY, register_model
 
     root = _copy_build(data_dir, tmp_path)
     rule = TaskRule((TASK,), InputPolicy.of(image_scale=0.5), "a test of the mechanism")
     monkeypatch.setitem(aliases.ALIASES, "half-size", aliases.Alias("test_reads_images_cached", {}, rules=(rule,)))
-    register_model("test_reads_images_cached")(ReadsImagesCached)
-    args = ("--tasks", TASK, "--model", "half-size", "--data_dir", root, "--cache_dir", tmp_path / "c")
-    try:
+    args = (*run_args(TASK, "half-size", data_dir=root), "--cache_dir", tmp_path / "c")
+    with registered_model("test_reads_images_cached", ReadsImagesCached):
         first = harness(*args, "--output_path", tmp_path / "first")
         assert first.code == 0, first.err
         assert {s["status"] for s in first.samples("test_reads_images_cached", TASK)} == {"ok"}
-
-        def swap_first_two(images):
-            images[0], images[1] = images[1], images[0]
-            return images
-
-        edit_build(root / "mmneedle", "m1_n2_k1", images=swap_first_two)
+        edit_build(root / "mmneedle", "m1_n2_k1", images=_swap_first_two)
         again = harness(*args, "--output_path", tmp_path / "again")
-    finally:
-        _REGISTRY.pop("test_reads_images_cached")
     assert again.code == 0, again.err
     statuses = [s["status"] for s in sorted(again.samples("test_reads_images_cached", TASK), key=lambda s: s["doc_id"])]
     assert statuses == ["invalid_input"] * 2 + ["ok"] * 10

@@ -10,6 +10,8 @@ import pytest
 
 from harness.config.task_index import TaskIndex
 from harness.models.hf.model import HFModel
+from tests.support.hf_runs import hf_run
+from tests.support.run_setups import checkpoint_folder
 
 BUDGET = 2400
 TASK = "mmneedle_mixed_neg"
@@ -45,21 +47,9 @@ def generate_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple[str, int]
 def test_token_budget_batches_respect_the_budget_and_keep_answers(
     tmp_path: Path, data_dir: Path, tiny_llava: Path, mixed_task: Path, harness, generate_calls
 ) -> None:
-    name = str(tiny_llava).replace("/", "__")
-    base = (
-        "--tasks",
-        TASK,
-        "--include_path",
-        mixed_task,
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava},threads=1",
-        "--data_dir",
-        data_dir,
-        "--gen_kwargs",
-        "max_gen_toks=4",
-    )
+    name = checkpoint_folder(tiny_llava)
+    mixed = ("--include_path", mixed_task, "--gen_kwargs", "max_gen_toks=4")
+    base = (*hf_run(TASK, data_dir, checkpoint=tiny_llava), *mixed)
     budget = harness(*base, "--max_batch_tokens", str(BUDGET), "--output_path", tmp_path / "budget")
     assert budget.code == 0, budget.err
     batches = list(generate_calls)
@@ -94,26 +84,10 @@ def test_token_budget_batches_respect_the_budget_and_keep_answers(
 def test_cached_hf_rerun_calls_the_model_zero_times(
     tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, generate_calls
 ) -> None:
-    name = str(tiny_llava).replace("/", "__")
+    name = checkpoint_folder(tiny_llava)
     task = "mmneedle_m10_n1_k2_pos"
-    args = (
-        "--tasks",
-        task,
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava},threads=1",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "4",
-        "--batch_size",
-        "2",
-        "--gen_kwargs",
-        "max_gen_toks=4",
-        "--output_path",
-        tmp_path,
-    )
+    settings = ("--limit", "4", "--batch_size", "2", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path)
+    args = (*hf_run(task, data_dir, checkpoint=tiny_llava), *settings)
     first = harness(*args)
     assert first.code == 0, first.err
     assert sum(len(batch) for batch in generate_calls) == 4

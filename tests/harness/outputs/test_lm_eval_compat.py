@@ -19,31 +19,18 @@ from lm_eval.utils import (
 )
 
 from harness.running.sample_log import read_sample_log
+from tests.support.hf_runs import hf_run
+from tests.support.run_setups import checkpoint_folder
 
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m10_n1_k2_pos"]
 
 
 @pytest.mark.slow
 def test_lm_eval_reads_our_results_and_sample_logs(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        ",".join(TASKS),
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava},threads=1",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--gen_kwargs",
-        "max_gen_toks=4",
-        "--output_path",
-        tmp_path,
-        "--log_samples",
-    )
+    hf = hf_run(",".join(TASKS), data_dir, checkpoint=tiny_llava)
+    run = harness(*hf, "--limit", "3", "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path, "--log_samples")
     assert run.code == 0, run.err
-    folder = tmp_path / str(tiny_llava).replace("/", "__")
+    folder = tmp_path / checkpoint_folder(tiny_llava)
     files = [str(p) for p in sorted(folder.iterdir())]
     (results_file,) = get_results_filenames(files)
     samples = get_sample_results_filenames(files)  # our journals are not taken for lm-eval's sample logs

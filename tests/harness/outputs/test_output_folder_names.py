@@ -57,27 +57,14 @@ def test_ordinary_names_are_kept_and_long_ones_stay_distinct() -> None:
 
 @pytest.mark.slow  # a tiny LLaVA run in process: a few seconds of CPU
 def test_a_run_of_pretrained_dot_dot_writes_inside_the_output_path(
-    tmp_path: Path, tiny_llava: Path, data_dir: Path, harness, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, tiny_llava: Path, needle_run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The checkpoint is the folder above the one the run starts in: `pretrained=..`."""
     checkpoint = Path(shutil.copytree(tiny_llava, tmp_path / "ckpt"))
     (checkpoint / "run_here").mkdir()
     monkeypatch.chdir(checkpoint / "run_here")
     out = tmp_path / "space" / "out"
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "hf",
-        "--model_args",
-        "pretrained=..,threads=1",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "2",
-        "--output_path",
-        out,
-    )
+    run = needle_run("mmneedle_m1_n2_k1_pos", "hf", out, "--limit", "2", model_args="pretrained=..,threads=1")
     assert run.code == 0, run.err
     assert sorted(os.listdir(tmp_path / "space")) == ["out"]  # nothing beside the output folder
     assert [p.name for p in out.iterdir()] == ["_.."]

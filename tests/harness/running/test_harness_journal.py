@@ -11,23 +11,13 @@ import pytest
 from harness.errors import UserError
 from harness.running.journal import journal_name
 from harness.running.sample_store import SampleStore
+from tests.support.run_setups import run_args
 
 TASK = "mmneedle_m1_n2_k1_neg"
 
 
 def _run(harness, data_dir: Path, out: Path):
-    return harness(
-        "--tasks",
-        TASK,
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        out,
-    )
+    return harness(*run_args(TASK, "constant", model_args="answer=-1", data_dir=data_dir, out=out))
 
 
 @pytest.mark.slow  # harness runs end to end
@@ -124,7 +114,7 @@ def _wrong_shapes(records: list[bytes]) -> list[bytes]:
 
 
 def test_records_of_the_wrong_shape_are_reported_and_run_again(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = ("--tasks", POS, "--model", "random", "--data_dir", data_dir, "--output_path", tmp_path)
+    args = run_args(POS, "random", data_dir=data_dir, out=tmp_path)
     first = harness(*args)
     assert first.code == 0, first.err
     journal = tmp_path / "random" / journal_name(POS)
@@ -153,22 +143,13 @@ def test_a_scorer_whose_metrics_could_not_be_read_back_stops_the_run(tmp_path: P
         "task: says_yes\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
         "doc_to_target: answer\nprocess_results: !function utils.score\nmetric_list:\n  - metric: acc\n"
     )
-    run = harness(
-        "--tasks",
-        "says_yes",
-        "--include_path",
-        tmp_path / "t.yaml",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "out",
-        "--limit",
-        "1",
-    )
+    flags = {
+        "model_args": "answer=-1",
+        "include_path": tmp_path / "t.yaml",
+        "data_dir": data_dir,
+        "out": tmp_path / "out",
+    }
+    run = harness(*run_args("says_yes", "constant", **flags), "--limit", "1")
     assert run.code == 2 and "Traceback" not in run.err
     assert run.err.strip().splitlines()[-1] == (
         "harness: error: task 'says_yes': sample 'm1_n2_k1-00000' cannot be journalled: metrics.acc is a str, not a "
@@ -209,7 +190,7 @@ def test_a_record_whose_doc_id_is_not_its_samples_row_is_answered_again(
 ) -> None:
     """A record keyed by a sample's id but naming another row (found by `make fuzz`: a doc_id far out of range made
     `harness merge` an IndexError) is no answer to that sample: it runs again, and the results are as before."""
-    args = ("--tasks", POS, "--model", "random", "--data_dir", data_dir, "--output_path", tmp_path)
+    args = run_args(POS, "random", data_dir=data_dir, out=tmp_path)
     first = harness(*args)
     assert first.code == 0, first.err
     journal = tmp_path / "random" / journal_name(POS)

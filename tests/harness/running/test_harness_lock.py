@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.run_setups import only_results, run_args
+
 SLOW_BACKEND = textwrap.dedent("""
     import os, sys, time
     from harness.api import Model, ModelFacts, Response
@@ -40,27 +42,20 @@ SLOW_BACKEND = textwrap.dedent("""
 """)
 
 
+def _command(script: Path, task: str, data_dir: Path, out: Path, *extra: str) -> list[str]:
+    """`python SCRIPT --tasks TASK --model slow_test ...`: a run of the slow backend (`SLOW_BACKEND`) into `out`."""
+    argv = run_args(task, "slow_test", data_dir=data_dir, out=out)
+    return [sys.executable, str(script), *argv, "--no_progress", *extra]
+
+
 def _start(script: Path, task: str, data_dir: Path, out: Path, env: dict[str, str], *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            str(script),
-            "--tasks",
-            task,
-            "--model",
-            "slow_test",
-            "--data_dir",
-            str(data_dir),
-            "--output_path",
-            str(out),
-            "--no_progress",
-            *extra,
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = _command(script, task, data_dir, out, *extra)
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _run_to_end(script: Path, task: str, data_dir: Path, out: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    command = _command(script, task, data_dir, out)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
 
 def _wait_for_lock(lock: Path, proc: subprocess.Popen) -> dict:
@@ -86,25 +81,7 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path: Path, data_dir: Pa
     first = _start(script, "mmneedle_m1_n2_k1_neg", data_dir, out, script_env)
     holder = _wait_for_lock(out / "slow_test" / "harness.lock", first)
     assert holder["pid"] == first.pid
-    second = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--tasks",
-            "mmneedle_m1_n2_k1_neg",
-            "--model",
-            "slow_test",
-            "--data_dir",
-            str(data_dir),
-            "--output_path",
-            str(out),
-            "--no_progress",
-        ],
-        env=script_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    second = _run_to_end(script, "mmneedle_m1_n2_k1_neg", data_dir, out, script_env)
     assert second.returncode == 2
     (line,) = [line for line in second.stderr.splitlines() if line.startswith("harness: error")]
     assert f"is in use by another harness run (pid {first.pid}: harness --tasks mmneedle_m1_n2_k1_neg " in line
@@ -127,28 +104,9 @@ def test_a_killed_run_leaves_no_lock_behind(tmp_path: Path, data_dir: Path, scri
     _wait_for_lock(out / "slow_test" / "harness.lock", first)
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=60)
-    again = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--tasks",
-            "mmneedle_m1_n2_k1_pos",
-            "--model",
-            "slow_test",
-            "--data_dir",
-            str(data_dir),
-            "--output_path",
-            str(out),
-            "--no_progress",
-        ],
-        env=script_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = _run_to_end(script, "mmneedle_m1_n2_k1_pos", data_dir, out, script_env)
     assert again.returncode == 0, again.stderr
-    (results,) = (out / "slow_test").glob("results_*.json")
-    assert json.loads(results.read_text())["sample_counts"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
+    assert only_results(out / "slow_test")["sample_counts"]["mmneedle_m1_n2_k1_pos"]["n_scored"] == 12
 
 
 JUDGE_KEY = "sk-judge-0123456789abcdef"
@@ -163,38 +121,13 @@ def test_the_lock_holds_a_pid_and_a_redacted_command_line_even_after_kill_9(
     out = tmp_path / "out"
     lock = out / "slow_test" / "harness.lock"
     script_env = {**script_env, "SLOW_TEST_SECONDS": "5"}  # still running when the second run asks
-    first = _start(
-        script,
-        "mmneedle_m1_n2_k1_pos",
-        data_dir,
-        out,
-        script_env,
-        "--judge_args",
-        f"api_key={JUDGE_KEY},base_url=http://judge:pw-short@127.0.0.1:9/v1",
-    )
+    judge = ("--judge_args", f"api_key={JUDGE_KEY},base_url=http://judge:pw-short@127.0.0.1:9/v1")
+    first = _start(script, "mmneedle_m1_n2_k1_pos", data_dir, out, script_env, *judge)
     holder = _wait_for_lock(lock, first)
     assert set(holder) == {"pid", "argv"} and holder["pid"] == first.pid
     assert "api_key=<redacted>,base_url=http://judge:<redacted>@127.0.0.1:9/v1" in holder["argv"]
     # A second run (without the key: nothing of its own to scrub) is told who holds the folder, redacted.
-    second = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            "--tasks",
-            "mmneedle_m1_n2_k1_pos",
-            "--model",
-            "slow_test",
-            "--data_dir",
-            str(data_dir),
-            "--output_path",
-            str(out),
-            "--no_progress",
-        ],
-        env=script_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    second = _run_to_end(script, "mmneedle_m1_n2_k1_pos", data_dir, out, script_env)
     assert second.returncode == 2 and f"pid {first.pid}: harness" in second.stderr
     os.kill(first.pid, signal.SIGKILL)
     first.communicate(timeout=60)
@@ -203,7 +136,7 @@ def test_the_lock_holds_a_pid_and_a_redacted_command_line_even_after_kill_9(
         assert JUDGE_KEY.encode() not in text and b"pw-short" not in text and b"<redacted>" in text
 
 
-def test_an_in_use_message_redacts_a_lock_file_written_with_secrets(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_an_in_use_message_redacts_a_lock_file_written_with_secrets(tmp_path: Path, needle_run) -> None:
     """A lock file from before redaction (or hand-made) holding keys: the message prints them redacted by name."""
     import fcntl
 
@@ -214,16 +147,7 @@ def test_an_in_use_message_redacts_a_lock_file_written_with_secrets(tmp_path: Pa
         handle.write(json.dumps({"pid": 4242, "argv": argv}))
         handle.flush()
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by this process: the folder is in use
-        run = harness(
-            "--tasks",
-            "mmneedle_m1_n2_k1_pos",
-            "--model",
-            "random",
-            "--data_dir",
-            data_dir,
-            "--output_path",
-            tmp_path / "out",
-        )
+        run = needle_run("mmneedle_m1_n2_k1_pos", "random", tmp_path / "out")
     assert run.code == 2
     assert (
         "(pid 4242: harness --model_args api_key=<redacted> --judge_args=token=<redacted>,"
@@ -232,22 +156,11 @@ def test_an_in_use_message_redacts_a_lock_file_written_with_secrets(tmp_path: Pa
     assert not any(k in run.err for k in ("k1", "k2", "k3"))
 
 
-def test_a_run_that_fails_to_start_releases_its_lock(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_a_run_that_fails_to_start_releases_its_lock(tmp_path: Path, needle_run) -> None:
     out = tmp_path / "out"
     (out / "keep.txt").parent.mkdir(parents=True)
     (out / "keep.txt").write_text("the user's")
-    failed = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "qwen2.5-vl",
-        "--model_args",
-        "backend=random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        out,
-    )
+    failed = needle_run("mmneedle_m1_n2_k1_pos", "qwen2.5-vl", out, model_args="backend=random")
     assert failed.code == 2 and "Traceback" not in failed.err
     (line,) = [line for line in failed.err.splitlines() if "error:" in line]
     assert line.startswith("harness: error: model 'qwen2.5-vl': random backend: unknown model argument 'pretrained'")
@@ -255,17 +168,6 @@ def test_a_run_that_fails_to_start_releases_its_lock(tmp_path: Path, data_dir: P
     assert "backend=random passes them to random; to run random, give --model random" in line
     # Nothing is left behind: no lock file, no empty model folder; the folder the user made is kept.
     assert sorted(p.name for p in out.rglob("*")) == ["keep.txt"]
-    started = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        out,
-        "--limit",
-        "2",
-    )
+    started = needle_run("mmneedle_m1_n2_k1_pos", "random", out, "--limit", "2")
     assert started.code == 0, started.err
     assert not (out / "random" / "harness.lock").exists()  # a finished run removes its lock file too

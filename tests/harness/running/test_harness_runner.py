@@ -15,23 +15,13 @@ from harness.api import ImagePart, TextPart
 from harness.config.task_index import TaskIndex
 from harness.inputs.prompts import prompt_text
 from harness.running.task import Task
+from tests.support.run_setups import needle_task_yaml, registered_model
 
 K1 = "mmneedle_m1_n2_k1"
 
 
-def test_constant_minus_one_gives_the_known_scores(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_neg",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-    )
+def test_constant_minus_one_gives_the_known_scores(tmp_path: Path, needle_run) -> None:
+    run = needle_run(f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_neg", "constant", tmp_path, model_args="answer=-1")
     assert run.code == 0, run.err
     data = run.results("constant")
     results = data["results"]
@@ -45,22 +35,11 @@ def test_constant_minus_one_gives_the_known_scores(tmp_path: Path, data_dir: Pat
     assert "| mmneedle_m1_n2_k1_pos" in run.out and "existence_acc" in run.out
 
 
-def test_constant_answer_scores_the_rows_it_matches(tmp_path: Path, data_dir: Path, rows, harness) -> None:
+def test_constant_answer_scores_the_rows_it_matches(tmp_path: Path, rows, needle_run) -> None:
     answers = [r["answer"] for r in rows("m1_n2_k1") if r["is_positive"]]
     guess = answers[0]
     expected = sum(a == guess for a in answers) / len(answers)
-    run = harness(
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "constant",
-        "--model_args",
-        f'answer="{guess}"',
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-    )
+    run = needle_run(f"{K1}_pos", "constant", tmp_path, model_args=f'answer="{guess}"')
     entry = run.results("constant")["results"][f"{K1}_pos"]
     assert entry["exact_acc,none"] == pytest.approx(expected)
     # the sample variance, n - 1, as lm-eval, lmms-eval and inspect_ai (before issue 48: p(1-p)/n)
@@ -73,23 +52,8 @@ def test_constant_answer_scores_the_rows_it_matches(tmp_path: Path, data_dir: Pa
     assert entry["index_acc,none"] == pytest.approx(index_expected)
 
 
-def test_results_file_has_the_lm_eval_shape(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-        "--limit",
-        "5",
-        "--seed",
-        "3",
-        "--batch_size",
-        "2",
-    )
+def test_results_file_has_the_lm_eval_shape(tmp_path: Path, data_dir: Path, needle_run) -> None:
+    run = needle_run("mmneedle_m10_n1_k2_pos", "random", tmp_path, "--limit", "5", "--seed", "3", "--batch_size", "2")
     data = run.results("random")
     task = "mmneedle_m10_n1_k2_pos"
     for key in (
@@ -123,13 +87,11 @@ def test_results_file_has_the_lm_eval_shape(tmp_path: Path, data_dir: Path, harn
     assert data["package_versions"]["datasets"]
 
 
-def test_random_baseline_is_seeded_per_sample_and_stays_in_the_answer_space(
-    tmp_path: Path, data_dir: Path, harness
-) -> None:
+def test_random_baseline_is_seeded_per_sample_and_stays_in_the_answer_space(tmp_path: Path, needle_run) -> None:
     task = "mmneedle_m10_n1_k2_pos"
 
     def guesses(out: Path, *extra: str) -> dict[str, str]:
-        run = harness("--tasks", task, "--model", "random", "--data_dir", data_dir, "--output_path", out, *extra)
+        run = needle_run(task, "random", out, *extra)
         assert run.code == 0, run.err
         return {s["sample_id"]: s["response"] for s in run.samples("random", task)}
 
@@ -143,25 +105,9 @@ def test_random_baseline_is_seeded_per_sample_and_stays_in_the_answer_space(
         assert len(parts) == 2 and set(parts) <= choices
 
 
-def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: Path, harness) -> None:
-    (tmp_path / "t.yaml").write_text(
-        "task: no_space\ndataset_path: mmneedle\ndataset_name: m1_n2_k1\ndoc_to_text: prompt\ndoc_to_visual: images\n"
-        "doc_to_target: answer\nmetric_list:\n  - metric: exact_match\n"
-    )
-    run = harness(
-        "--tasks",
-        "no_space",
-        "--model",
-        "random",
-        "--include_path",
-        tmp_path / "t.yaml",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "out",
-        "--limit",
-        "3",
-    )
+def test_random_without_answer_space_fails_per_sample(tmp_path: Path, needle_run) -> None:
+    (tmp_path / "t.yaml").write_text(needle_task_yaml("no_space"))
+    run = needle_run("no_space", "random", tmp_path / "out", "--limit", "3", include_path=tmp_path / "t.yaml")
     assert run.code == 1 and "no sample of this run was scored (3 error)" in run.err, run.err
     data = run.results("random")
     entry = {**data["results"]["no_space"], **data["sample_counts"]["no_space"]}
@@ -169,61 +115,26 @@ def test_random_without_answer_space_fails_per_sample(tmp_path: Path, data_dir: 
     assert all("defines no answer space" in s["error"] for s in run.samples("random", "no_space"))
 
 
-def test_empty_and_enormous_outputs(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "empty",
-    )
+def test_empty_and_enormous_outputs(tmp_path: Path, needle_run) -> None:
+    run = needle_run(f"{K1}_pos", "constant", tmp_path / "empty", model_args="answer=")
     data = run.results("constant")
     entry = {**data["results"][f"{K1}_pos"], **data["sample_counts"][f"{K1}_pos"]}
     # An empty answer is scored as the official code scores it: existence-correct on a positive.
     assert entry["n_empty"] == 12 and entry["n_scored"] == 12 and entry["existence_acc,none"] == 1.0
     huge = "1" * 30000  # > 64 * max_gen_toks + 1024 characters
-    run = harness(
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "constant",
-        "--model_args",
-        f"answer={huge}",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "huge",
-        "--limit",
-        "2",
-    )
+    run = needle_run(f"{K1}_pos", "constant", tmp_path / "huge", "--limit", "2", model_args=f"answer={huge}")
     entry = run.results("constant")["sample_counts"][f"{K1}_pos"]
     assert entry["n_error"] == 2 and entry["n_scored"] == 0
     assert "enormous output: 30000 characters" in run.samples("constant", f"{K1}_pos")[0]["error"]
 
 
-def test_placeholder_mismatch_is_recorded_per_row(tmp_path: Path, data_dir: Path, harness) -> None:
+def test_placeholder_mismatch_is_recorded_per_row(tmp_path: Path, needle_run) -> None:
     (tmp_path / "t.yaml").write_text(
         "include: " + str(TaskIndex().tasks[f"{K1}_neg"].source) + "\n"
         'task: extra_placeholder\ndoc_to_text: "{{prompt}}<image>"\n'
     )
-    run = harness(
-        "--tasks",
-        "extra_placeholder",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--include_path",
-        tmp_path / "t.yaml",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path / "o",
+    run = needle_run(
+        "extra_placeholder", "constant", tmp_path / "o", model_args="answer=-1", include_path=tmp_path / "t.yaml"
     )
     assert run.code == 1 and "no sample of this run was scored (12 invalid_input)" in run.err, run.err
     samples = run.samples("constant", "extra_placeholder")
@@ -256,43 +167,16 @@ def test_requests_interleave_images_lazily_in_prompt_order(data_dir: Path, rows)
             assert image.pil().size == tuple(row["image_sizes"][i])
 
 
-def test_paper_prompt_style_through_metadata(tmp_path: Path, data_dir: Path, rows, harness) -> None:
-    run = harness(
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-        "--limit",
-        "1",
-        "--log_samples",
-        "--metadata",
-        '{"prompt_style": "paper"}',
-    )
+def test_paper_prompt_style_through_metadata(tmp_path: Path, rows, needle_run) -> None:
+    paper = ("--metadata", '{"prompt_style": "paper"}')
+    run = needle_run(f"{K1}_pos", "constant", tmp_path, "--limit", "1", "--log_samples", *paper, model_args="answer=-1")
     sample = run.samples("constant", f"{K1}_pos")[0]
     assert sample["prompt"] == rows("m1_n2_k1")[0]["prompt_paper"]
     assert run.results("constant")["configs"][f"{K1}_pos"]["metadata"]["prompt_style"] == "paper"
 
 
-def test_log_samples_records_hashes_not_pixels(tmp_path: Path, data_dir: Path, rows, harness) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-        "--log_samples",
-    )
+def test_log_samples_records_hashes_not_pixels(tmp_path: Path, rows, needle_run) -> None:
+    run = needle_run("mmneedle_m10_n1_k2_pos", "constant", tmp_path, "--log_samples", model_args="answer=-1")
     samples = run.samples("constant", "mmneedle_m10_n1_k2_pos")
     source = {r["id"]: r for r in rows("m10_n1_k2")}
     for sample in samples:
@@ -307,27 +191,22 @@ def test_log_samples_records_hashes_not_pixels(tmp_path: Path, data_dir: Path, r
     assert journal.stat().st_size < 8000 * len(samples)
 
 
-def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = ("--tasks", f"{K1}_neg", "--model", "constant", "--data_dir", data_dir, "--output_path", tmp_path)
-    assert harness(*args, "--model_args", "answer=-1").code == 0
-    run = harness(*args, "--model_args", "answer=1, 1, 1")
+def test_a_different_run_in_the_same_folder_is_refused(tmp_path: Path, needle_run) -> None:
+    assert needle_run(f"{K1}_neg", "constant", tmp_path, model_args="answer=-1").code == 0
+    run = needle_run(f"{K1}_neg", "constant", tmp_path, model_args="answer=1, 1, 1")
     assert run.code == 2 and "quote values holding commas" in run.err
-    run = harness(*args, "--model_args", 'answer="1, 1, 1"')
+    run = needle_run(f"{K1}_neg", "constant", tmp_path, model_args='answer="1, 1, 1"')
     assert run.code == 2
     assert "holds samples of a different run (differs in: model)" in run.err
-    run = harness(*args, "--model_args", "answer=-1", "--gen_kwargs", "max_gen_toks=20")
+    run = needle_run(f"{K1}_neg", "constant", tmp_path, "--gen_kwargs", "max_gen_toks=20", model_args="answer=-1")
     assert run.code == 2 and "differs in: generation" in run.err
-    rerun = harness(*args, "--model_args", "answer=-1")  # the same run again: everything resumed
+    rerun = needle_run(f"{K1}_neg", "constant", tmp_path, model_args="answer=-1")  # the same run again: all resumed
     assert rerun.code == 0 and "12 samples resumed from the journal, 0 generated now" in rerun.err
 
 
-def test_a_fatal_backend_error_stops_the_run_and_keeps_finished_samples(
-    tmp_path: Path, data_dir: Path, harness
-) -> None:
+def test_a_fatal_backend_error_stops_the_run_and_keeps_finished_samples(tmp_path: Path, needle_run) -> None:
     from harness.api import BackendFatalError, Model, Response
-    from harness.models.registry import _REGISTRY, register_model
 
-    @register_model("test_fails_after_two_batches")
     class FailsAfterTwoBatches(Model):
         calls = 0
 
@@ -341,19 +220,8 @@ def test_a_fatal_backend_error_stops_the_run_and_keeps_finished_samples(
                 raise BackendFatalError("401 invalid API key")
             return [Response("-1") for _ in requests]
 
-    try:
-        run = harness(
-            "--tasks",
-            f"{K1}_neg",
-            "--model",
-            "test_fails_after_two_batches",
-            "--data_dir",
-            data_dir,
-            "--output_path",
-            tmp_path,
-        )
-    finally:
-        _REGISTRY.pop("test_fails_after_two_batches")
+    with registered_model("test_fails_after_two_batches", FailsAfterTwoBatches):
+        run = needle_run(f"{K1}_neg", "test_fails_after_two_batches", tmp_path)
     assert run.code == 1
     assert "the model backend stopped: 401 invalid API key" in run.err and "run the same command to resume" in run.err
     samples = run.samples("test_fails_after_two_batches", f"{K1}_neg")

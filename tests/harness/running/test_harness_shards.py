@@ -12,6 +12,8 @@ import pytest
 
 from harness.running.prompt_store import PromptTexts
 from harness.running.sharding import Shard
+from tests.support.hf_runs import hf_run
+from tests.support.run_setups import checkpoint_folder, only_results, run_args
 
 RANDOM_TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_neg"]
 # Everything of a results file that is about the evaluation, not about when or how it ran.
@@ -79,19 +81,8 @@ def _shard_then_merge(harness, tmp_path: Path, count: int, args: tuple, model: s
 
 @pytest.mark.slow  # three runs and a merge
 def test_merged_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = (
-        "--tasks",
-        ",".join(RANDOM_TASKS),
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--seed",
-        "5",
-        "--batch_size",
-        "2",
-        "--log_samples",
-    )
+    seeded = ("--seed", "5", "--batch_size", "2", "--log_samples")
+    args = (*run_args(",".join(RANDOM_TASKS), "random", data_dir=data_dir), *seeded)
     full, merged = _shard_then_merge(harness, tmp_path, 3, args, "random", RANDOM_TASKS)
     expected = full.results("random")
     merged_file = sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1]
@@ -146,10 +137,10 @@ def test_merged_shards_give_a_group_the_unsharded_run_s_clustered_errors(
         "aggregate_metric_list:\n  - metric: existence_acc\n    aggregation: strict_mean\n"
     )
     tasks = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"]
-    args = ("--tasks", "m1_n2_pos_over_k", "--include_path", groups, "--model", "random", "--data_dir", data_dir)
+    args = run_args("m1_n2_pos_over_k", "random", include_path=groups, data_dir=data_dir)
     full, _ = _shard_then_merge(harness, tmp_path, 2, args, "random", tasks)
     expected = full.results("random")
-    got = json.loads(sorted((tmp_path / "merged" / "random").glob("results_*.json"))[-1].read_text())
+    got = only_results(tmp_path / "merged" / "random")
     assert got["groups"] == expected["groups"] and got["uncertainty"] == expected["uncertainty"]
     pooled = got["uncertainty"]["m1_n2_pos_over_k"]["existence_acc"]
     assert pooled["n"] == 24 and pooled["n_clusters"] == 12
@@ -159,24 +150,11 @@ def test_merged_shards_give_a_group_the_unsharded_run_s_clustered_errors(
 @pytest.mark.slow  # a tiny LLaVA's three runs and a merge
 def test_merged_hf_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
     task = "mmneedle_m10_n1_k2_neg"
-    args = (
-        "--tasks",
-        task,
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava},threads=1",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "5",
-        "--gen_kwargs",
-        "max_gen_toks=4",
-    )
-    name = str(tiny_llava).replace("/", "__")
+    args = (*hf_run(task, data_dir, checkpoint=tiny_llava), "--limit", "5", "--gen_kwargs", "max_gen_toks=4")
+    name = checkpoint_folder(tiny_llava)
     full, _ = _shard_then_merge(harness, tmp_path, 2, args, name, [task])
     expected = full.results(name)
-    got = json.loads(sorted((tmp_path / "merged" / name).glob("results_*.json"))[-1].read_text())
+    got = only_results(tmp_path / "merged" / name)
     for key in SAME:
         assert got[key] == expected[key], key
     assert got["usage"][task]["completion_tokens"] > 0
@@ -184,16 +162,7 @@ def test_merged_hf_shards_equal_the_unsharded_run(tmp_path: Path, data_dir: Path
 
 
 def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: Path, harness) -> None:
-    args = (
-        "--tasks",
-        "mmneedle_m1_n2_k1_neg",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=-1",
-        "--data_dir",
-        data_dir,
-    )
+    args = run_args("mmneedle_m1_n2_k1_neg", "constant", model_args="answer=-1", data_dir=data_dir)
     run = harness(*args, "--shard", "3/3")
     assert run.code == 2 and "0-based: the last of 3 is 2/3" in run.err and "Traceback" not in run.err
     run = harness(*args, "--shard", "half")
@@ -214,16 +183,7 @@ def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: 
     run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1")
     assert run.code == 2 and f"{results}: config.shard: --shard 9/3: the index must be in 0..2" in run.err
     results.write_text(json.dumps(edited))
-    other = (
-        "--tasks",
-        "mmneedle_m1_n2_k1_neg",
-        "--model",
-        "constant",
-        "--model_args",
-        'answer="1, 1, 1"',
-        "--data_dir",
-        data_dir,
-    )
+    other = run_args("mmneedle_m1_n2_k1_neg", "constant", model_args='answer="1, 1, 1"', data_dir=data_dir)
     assert harness(*other, "--shard", "2/3", "--output_path", tmp_path / "s2").code == 0
     run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1", tmp_path / "s2")
     assert run.code == 2 and "are not shards of one run (they differ in: model_args, model_identity)" in run.err
@@ -231,7 +191,7 @@ def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: 
 
 def test_raising_limit_resumes_and_updates_the_task_size(tmp_path: Path, data_dir: Path, harness) -> None:
     task = "mmneedle_m1_n2_k1_pos"
-    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--output_path", tmp_path)
+    args = run_args(task, "random", data_dir=data_dir, out=tmp_path)
     assert harness(*args, "--limit", "4").code == 0
     assert _header(tmp_path / "random", task)["parts"]["task_docs"] == 4
     fingerprint = _header(tmp_path / "random", task)["fingerprint"]
@@ -247,10 +207,8 @@ def test_merge_reports_records_of_the_wrong_shape_and_the_shard_to_run_again(
     tmp_path: Path, data_dir: Path, harness
 ) -> None:
     task = "mmneedle_m1_n2_k1_pos"
-    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir)
-    full = harness(*args, "--output_path", tmp_path / "full")
-    for index in (0, 1):
-        assert harness(*args, "--shard", f"{index}/2", "--output_path", tmp_path / f"s{index}").code == 0
+    args = run_args(task, "random", data_dir=data_dir)
+    full, _ = _full_and_two_shards(harness, tmp_path, args)
     journal = tmp_path / "s0" / "random" / f"journal_{task}.jsonl"
     header, first, second, *rest = journal.read_bytes().splitlines(keepends=True)
     record = json.loads(first)
@@ -279,7 +237,7 @@ def test_merge_reads_records_only_with_the_data_gone_and_refuses_shards_that_sen
     data = tmp_path / "data"
     shutil.copytree(data_dir, data)
     task = "mmneedle_m1_n2_k1_neg"
-    args = ("--tasks", task, "--model", "random", "--data_dir", data, "--seed", "3")
+    args = (*run_args(task, "random", data_dir=data), "--seed", "3")
     full, shards = _full_and_two_shards(harness, tmp_path, args)
     shutil.rmtree(data)
     run = harness("merge", tmp_path / "m", *shards)
@@ -304,7 +262,7 @@ def test_merge_says_how_to_rescore_replies_scored_otherwise_and_merges_predict_o
     """Merge rescores nothing (a score needs the build's row): shards scored otherwise than the task scores now are one
     line saying how to rescore them; `--predict_only` shards merge into the unsharded `--predict_only` run's results."""
     task = "mmneedle_m1_n2_k1_pos"
-    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--predict_only")
+    args = (*run_args(task, "random", data_dir=data_dir), "--predict_only")
     full, shards = _full_and_two_shards(harness, tmp_path, args)
     run = harness("merge", tmp_path / "m", *shards)
     assert run.code == 0, run.err
@@ -334,7 +292,7 @@ def test_merge_says_how_to_make_cluster_keys_anew_when_the_task_declares_another
     longer declares are one line saying how to make them anew; the shard run again merges into the unsharded run's
     results, errors included."""
     task = "mmneedle_m1_n2_k1_pos"
-    args = ("--tasks", task, "--model", "random", "--data_dir", data_dir, "--seed", "4")
+    args = (*run_args(task, "random", data_dir=data_dir), "--seed", "4")
     full, shards = _full_and_two_shards(harness, tmp_path, args)
     (path,) = shards[1].rglob("results_*.json")  # as a shard run before the task's key was changed records it
     edited = json.loads(path.read_text())

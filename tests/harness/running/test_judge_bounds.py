@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.chat_server import ChatServer
+from tests.support.run_setups import answering_red, only_results, toy_colors_yaml
 
 TASK = "toy_judged"
 
@@ -39,27 +40,15 @@ def judged_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
             return {"judged": float(verdicts["first"]["ok"] and verdicts["second"]["ok"])}
     """)
     )
-    (folder / f"{TASK}.yaml").write_text(
-        textwrap.dedent(f"""
-        task: {TASK}
-        dataset_path: toy
-        dataset_name: colors
-        doc_to_visual: images
-        doc_to_text: prompt
-        doc_to_target: answer
-        process_results: !function utils.process_results
-        metric_list:
-          - metric: acc
-          - metric: judged
-        generation_kwargs: {{max_gen_toks: 8, until: []}}
+    judge = """
         judge:
           prompts: !function utils.judge_prompts
           parse: !function utils.judge_parse
           score: !function utils.judge_score
           metrics: [judged]
-          generation_kwargs: {{max_gen_toks: 4096}}
-    """)
-    )
+          generation_kwargs: {max_gen_toks: 4096}
+    """
+    (folder / f"{TASK}.yaml").write_text(toy_colors_yaml(TASK, "- metric: acc\n- metric: judged", judge))
     return folder
 
 
@@ -78,33 +67,9 @@ def test_identical_prompts_are_sent_once_and_an_overlong_reply_is_not_parsed(
     server.start()
     started = time.monotonic()
     try:
-        run = subprocess.run(
-            [
-                harness_script,
-                "--tasks",
-                TASK,
-                "--include_path",
-                str(judged_tasks),
-                "--data_dir",
-                str(toy_dir),
-                "--model",
-                "constant",
-                "--model_args",
-                "answer=red",
-                "--output_path",
-                str(tmp_path),
-                "--no_progress",
-                "--judge_model",
-                "openai",
-                "--judge_args",
-                f"model=judge,base_url={server.base_url},api_key=k",
-                "--allow_failures",
-            ],
-            env=script_env,
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
+        judge = ("--judge_model", "openai", "--judge_args", f"model=judge,base_url={server.base_url},api_key=k")
+        argv = [harness_script, *answering_red(TASK, judged_tasks, toy_dir, tmp_path), "--no_progress", *judge]
+        run = subprocess.run([*argv, "--allow_failures"], env=script_env, capture_output=True, text=True, timeout=90)
     finally:
         server.stop()
     elapsed = time.monotonic() - started
@@ -118,5 +83,4 @@ def test_identical_prompts_are_sent_once_and_an_overlong_reply_is_not_parsed(
         "the second reply has 200000 characters, over the judge's cap of 8192 (judge.max_reply_chars): not parsed"
     }
     assert all(len(o["replies"]["second"]) == 2000 for o in outcomes)
-    (results,) = tmp_path.glob("constant/results_*.json")
-    assert json.loads(results.read_text())["config"]["judge"]["max_reply_chars"] == {TASK: 8192}
+    assert only_results(tmp_path / "constant")["config"]["judge"]["max_reply_chars"] == {TASK: 8192}

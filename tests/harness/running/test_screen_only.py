@@ -16,8 +16,11 @@ from harness.run_arguments import parse_options
 from harness.run_models import run_policies
 from harness.run_plan import plan_run
 from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
+from tests.support.hub_cache import use_offline_hub_cache
+from tests.support.run_setups import checkpoint_folder, run_args
 
 RUN_STATUSES = {"ok": SENT, "empty": SENT}  # what the run records for a sample it sent
+SCREEN_THREE = ("--limit", "3", "--gen_kwargs", "max_gen_toks=8", "--screen_only")  # three rows, eight tokens answered
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +29,6 @@ def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("milebench_needle")
     build_milebench(source="fixture", out_dir=root, configs=["image_needle"])
     return root
-
-
-@pytest.fixture
-def empty_hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A local Hub cache holding nothing (whatever the machine's own cache holds)."""
-    import huggingface_hub
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
-    return cache
 
 
 def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
@@ -80,7 +72,7 @@ def test_the_screen_and_the_run_agree_on_every_sample(
         (data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", ("--limit", "3")),
         (needle_dir, "milebench_image_needle", ()),
     ]
-    name = str(tiny_llava_336).replace("/", "__")
+    name = checkpoint_folder(tiny_llava_336)
     seen = set()
     for data, tasks, limit in cases:
         argv = ("--tasks", tasks, *model, "--data_dir", data, *limit)
@@ -115,32 +107,20 @@ def test_the_screen_and_the_run_agree_on_every_sample(
 
 @pytest.mark.slow  # tiny LLaVA processors
 def test_counting_needs_no_weights_from_a_folder_or_the_hub_cache(
-    tmp_path: Path, data_dir: Path, tiny_llava_336: Path, harness, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, tiny_llava_336: Path, needle_run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import huggingface_hub
-
     weightless = tmp_path / "weightless"
     shutil.copytree(tiny_llava_336, weightless, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
     snapshot = tmp_path / "hub" / "models--tiny-org--llava-336" / "snapshots" / ("0" * 40)
     shutil.copytree(weightless, snapshot)
     (snapshot.parents[1] / "refs").mkdir()
     (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    use_offline_hub_cache(monkeypatch, tmp_path / "hub")
 
     def screen(checkpoint: object) -> str:
-        run = harness(
-            "--tasks",
-            "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
-            "--model",
-            "hf",
-            "--model_args",
-            f"pretrained={checkpoint},context_length=2048",
-            "--data_dir",
-            data_dir,
-            "--limit",
-            "3",
-            "--screen_only",
-        )
+        settings = f"pretrained={checkpoint},context_length=2048"
+        tasks = "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos"
+        run = needle_run(tasks, "hf", None, "--limit", "3", "--screen_only", model_args=settings)
         assert run.code == 0, run.err
         return run.out.split("\n", 1)[1]  # the table, after the line naming the checkpoint
 
@@ -156,15 +136,8 @@ def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(
     """The README's example: MileBench's 32-image needle row for llava-1.5-7b at 4,096 tokens. Not in the local
     cache, it is counted by the LLaVA-1.5 rule (576 per image), labelled an estimate naming why; the row is cut to
     fit, as the exact count of a local 576-token checkpoint cuts it (the old screen cut nothing)."""
-    args = (
-        "--tasks",
-        "milebench_image_needle",
-        "--data_dir",
-        needle_dir,
-        "--gen_kwargs",
-        "max_gen_toks=4",
-        "--screen_only",
-    )
+    needle_rows = ("--tasks", "milebench_image_needle", "--data_dir", needle_dir)
+    args = (*needle_rows, "--gen_kwargs", "max_gen_toks=4", "--screen_only")
     estimated = harness(
         *args, "--model", "hf", "--model_args", "pretrained=llava-hf/llava-1.5-7b-hf,context_length=4096"
     )
@@ -189,26 +162,19 @@ def test_a_checkpoint_not_available_offline_is_estimated_by_its_family(
 
 
 def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(
-    data_dir: Path, rows, harness, monkeypatch: pytest.MonkeyPatch
+    rows, needle_run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a screen sends nothing: no key needed
-    args = (
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--gen_kwargs",
-        "max_gen_toks=8",
-        "--screen_only",
-    )
-    run = harness(*args, "--model", "gpt-4o-2024-05-13", "--model_args", "context_length=2600")
+
+    def screen(model: str, model_args: str):
+        return needle_run("mmneedle_m10_n1_k2_pos", model, None, *SCREEN_THREE, model_args=model_args)
+
+    run = screen("gpt-4o-2024-05-13", "context_length=2600")
     assert run.code == 0, run.err
     # MMNeedle's GPT-4o: the May-2024 snapshot the paper ran, its own alias, with the paper's detail high.
     assert "gpt-4o-2024-05-13 is an API model" in run.out and "GPT-4o family's rule" in run.out
     # `--model gpt-4o` is the same model whatever the tasks: the November snapshot, here too.
-    other = harness(*args, "--model", "gpt-4o", "--model_args", "context_length=2600")
+    other = screen("gpt-4o", "context_length=2600")
     assert other.code == 0 and "gpt-4o-2024-11-20 is an API model" in other.out, other.err
     docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
     # 256-px images at detail high: one 512-px tile each, 85 + 170 tokens.
@@ -219,7 +185,7 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(
     prompts = [n - 8 for n in needed]  # each task's token range: its prompts, max_gen_toks left out
     assert cells[10] == f"{min(prompts):,}-{max(prompts):,}" and min(prompts) < max(prompts)
 
-    unknown = harness(*args, "--model", "openai", "--model_args", "model=mystery-vlm")
+    unknown = screen("openai", "model=mystery-vlm")
     assert unknown.code == 0, unknown.err
     assert "no family rule is known for mystery-vlm" in unknown.out and "mystery-vlm is an API model" in unknown.out
     rows_rule = [d["text_tokens"] + sum(d["image_tokens"]) + 8 for d in docs]
@@ -228,7 +194,7 @@ def test_an_api_model_is_estimated_by_its_family_and_an_unknown_one_says_so(
 
 @pytest.mark.slow  # tiny LLaVA processors
 def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(
-    data_dir: Path, needle_dir: Path, tiny_llava_336: Path, harness
+    data_dir: Path, needle_dir: Path, tiny_llava_336: Path, needle_run
 ) -> None:
     """The vllm backend counts each prompt with the checkpoint's processor, as vLLM does: its count is the processor's
     real input_ids (the chat template rendered by the processor itself, 576 tokens per image), and `--screen_only
@@ -277,41 +243,17 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(
                 hf.truncation,
             ), key
             assert verdict.exact and hf.exact
-    table = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--model",
-        "vllm",
-        "--model_args",
-        f"pretrained={tiny_llava_336},max_model_len=2048",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--screen_only",
-    )
+    engine = f"pretrained={tiny_llava_336},max_model_len=2048"
+    table = needle_run("mmneedle_m10_n1_k2_pos", "vllm", None, "--limit", "3", "--screen_only", model_args=engine)
     assert table.code == 0, table.err
     assert table_row(table.out, "mmneedle_m10_n1_k2_pos")[9] == "exact" and "estimate" not in table.out
 
 
 def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family(
-    data_dir: Path, rows, harness, empty_hub_cache: Path
+    rows, needle_run, empty_hub_cache: Path
 ) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--model",
-        "vllm",
-        "--model_args",
-        "pretrained=llava-hf/llava-1.5-7b-hf,max_model_len=8192",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--gen_kwargs",
-        "max_gen_toks=8",
-        "--screen_only",
-    )
+    engine = "pretrained=llava-hf/llava-1.5-7b-hf,max_model_len=8192"
+    run = needle_run("mmneedle_m10_n1_k2_pos", "vllm", None, *SCREEN_THREE, model_args=engine)
     assert run.code == 0, run.err
     docs = rows("m10_n1_k2").filter(lambda r: r["is_positive"]).select(range(3))
     # The LLaVA-1.5 rule, 576 per image, + VLLMSettings' default length_margin of 64 template tokens.
@@ -323,7 +265,7 @@ def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family
 
 
 def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(
-    tmp_path: Path, data_dir: Path, harness, rows
+    tmp_path: Path, data_dir: Path, needle_run, rows
 ) -> None:
     """Idefics2's processor has no size-only count: the chat template is still tokenized by the model's tokenizer,
     each image is estimated by the Idefics2 rule, and the table says `estimate`; the rule restates the processor's
@@ -347,19 +289,8 @@ def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(
     processor.save_pretrained(checkpoint)
     Idefics2Config().save_pretrained(checkpoint)  # the config alone: no weights
 
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={checkpoint}",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "2",
-        "--screen_only",
-    )
+    weightless = f"pretrained={checkpoint}"
+    run = needle_run("mmneedle_m1_n2_k1_pos", "hf", None, "--limit", "2", "--screen_only", model_args=weightless)
     assert run.code == 0, run.err
     assert table_row(run.out, "mmneedle_m1_n2_k1_pos")[9] == "estimate"
     assert "each image estimated by 64 tokens per crop" in run.out and "Idefics2Processor cannot tell" in run.out
@@ -481,7 +412,7 @@ def test_each_current_alias_screens_offline_with_its_family_s_labelled_estimate(
     from harness.models.families import alias_family
 
     task = "mmneedle_m10_n1_k2_pos"
-    args = ["--tasks", task, "--model", alias, "--data_dir", str(data_dir), "--limit", "2", "--screen_only"]
+    args = [*run_args(task, alias, data_dir=data_dir), "--limit", "2", "--screen_only"]
     plan = plan_run(parse_options(args), args)
     model = screen_model(plan.model.backend, plan.model.args)
     family = alias_family(ALIASES[alias].args["pretrained"])
@@ -498,9 +429,9 @@ def test_each_current_alias_screens_offline_with_its_family_s_labelled_estimate(
         assert verdict.prompt_tokens == expected and not verdict.exact
 
 
-def test_a_thinking_alias_screens_from_the_command_line(data_dir: Path, harness, empty_hub_cache: Path) -> None:
+def test_a_thinking_alias_screens_from_the_command_line(needle_run, empty_hub_cache: Path) -> None:
     for alias, family in (("qwen3-vl-thinking", "Qwen3-VL"), ("kimi-vl-a3b-thinking", "Kimi-VL")):
-        run = harness("--tasks", "mmneedle_m10_n1_k2_pos", "--model", alias, "--data_dir", data_dir, "--screen_only")
+        run = needle_run("mmneedle_m10_n1_k2_pos", alias, None, "--screen_only")
         assert run.code == 0, run.err
         assert f"each image by the {family} family's rule" in run.out and "no family rule is known" not in run.out
         assert table_row(run.out, "mmneedle_m10_n1_k2_pos")[9] == "estimate"

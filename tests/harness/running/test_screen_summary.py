@@ -23,16 +23,6 @@ def fixture_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture
-def empty_hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    import huggingface_hub
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(cache))
-    return cache
-
-
 def prompt_range(out: str) -> tuple[int, int]:
     """The lowest and highest of the table's `prompt tokens (min-max)` column."""
     ranges = [line.rstrip(" |").rsplit("| ", 1)[1] for line in out.splitlines() if line.startswith("| mmlongbench_")]

@@ -19,19 +19,10 @@ CAPTION = "Data: test."
 
 
 @pytest.fixture
-def random_results(tmp_path: Path, data_dir: Path, harness) -> ModelResults:
+def random_results(tmp_path: Path, needle_run) -> ModelResults:
     """The random baseline's results on every positive config the test build has (N = 2 at K = 1 and 5,
     N = 1 at K = 2), as `harness report` loads them."""
-    run = harness(
-        "--tasks",
-        "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k5_pos,mmneedle_m10_n1_k2_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        tmp_path,
-    )
+    run = needle_run("mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k5_pos,mmneedle_m10_n1_k2_pos", "random", tmp_path)
     assert run.code == 0, run.err
     return load_results(tmp_path)["random"]
 
