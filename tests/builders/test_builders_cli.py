@@ -12,9 +12,10 @@ import pytest
 
 from builders.cli import main
 from builders.core.benchmark import benchmark_names
-from tests.support.builder_fixtures import coco_file_name, write_coco
+from tests.support.builder_fixtures import coco_file_name, run_builders, write_coco
 
 NAMES = ", ".join(benchmark_names())  # the installed benchmarks, as the messages list them
+ONE_ROW_M1 = ("--configs", "m1_n2_k1", "--limit", "1", "--num-proc", "1", "--quiet")  # m1_n2_k1 at --limit 1, quietly
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -101,29 +102,13 @@ def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp
 
 @pytest.mark.slow  # the builders command in a child process
 def test_console_script_exit_code(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "builders.cli", "build", "mmneedle", "--configs", "nope", "--out", str(tmp_path)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    result = run_builders("build", "mmneedle", "--configs", "nope", "--out", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "unknown config(s) nope" in result.stderr
 
 
 def build_one_row_config(capsys: pytest.CaptureFixture[str], out: Path) -> None:
-    code, _, err = run(
-        capsys,
-        "build",
-        "mmneedle",
-        "--configs",
-        "m1_n2_k1",
-        "--limit",
-        "1",
-        "--num-proc",
-        "1",
-        "--quiet",
-        "--out",
-        str(out),
-    )
+    code, _, err = run(capsys, "build", "mmneedle", *ONE_ROW_M1, "--out", str(out))
     assert code == 0, err
 
 
@@ -186,21 +171,7 @@ def test_missing_coco_images_are_counted_and_too_many_stop_the_build(capsys, tmp
     coco = tmp_path / "coco"
     write_coco(coco, count=48)
     (coco / "val2014" / coco_file_name(7)).unlink()  # captioned, but not downloaded
-    build = (
-        "build",
-        "mmneedle",
-        "--source",
-        f"coco={coco}",
-        "--configs",
-        "m1_n2_k1",
-        "--limit",
-        "1",
-        "--num-proc",
-        "1",
-        "--quiet",
-        "--out",
-        str(tmp_path / "out"),
-    )
+    build = ("build", "mmneedle", "--source", f"coco={coco}", *ONE_ROW_M1, "--out", str(tmp_path / "out"))
     assert_user_error(
         run(capsys, *build), "1 of the 48 captioned images", coco_file_name(7), "97.9% present", "--min-image-coverage"
     )

@@ -37,13 +37,21 @@ for name, cfg in MMLB_CONFIGS.items():
         )
 
 
+def case_and_variant(cases: dict[str, tuple]) -> st.SearchStrategy[tuple[tuple, object]]:
+    """One of `cases` (a tuple whose last item is a good value of the release), and a value like that good one: the
+    good value mutated, or any JSON at all."""
+    return st.sampled_from(sorted(cases)).flatmap(
+        lambda key: st.tuples(st.just(cases[key]), st.one_of(mutated(cases[key][-1]), JSON))
+    )
+
+
 @budget(fuzz=900, ci=30)
-@given(loader=st.sampled_from(sorted(MMLB)), data=st.data())
-def test_mmlongbench_rows_of_any_shape_plan_or_fail_in_one_line(loader: str, data: st.DataObject) -> None:
+@given(case=case_and_variant(MMLB))
+def test_mmlongbench_rows_of_any_shape_plan_or_fail_in_one_line(case: tuple[tuple[str, object], object]) -> None:
     counted()
-    config, good = MMLB[loader]
-    row = data.draw(st.one_of(mutated(good), JSON), label="row")
+    (config, _), row = case
     cfg = MMLB_CONFIGS[config]
+    loader = cfg.leaf.loader
     with tempfile.TemporaryDirectory() as folder, bounded(20, "an MMLongBench row"):
         path = Path(folder) / "release_file"
         path.write_text(json.dumps(row) if loader == "icl" else json.dumps(row) + "\n")
@@ -60,11 +68,12 @@ for cfg in MILEBENCH_CONFIGS.values():
 
 
 @budget(fuzz=600, ci=25)
-@given(family=st.sampled_from(sorted(MILEBENCH)), data=st.data())
-def test_milebench_annotations_of_any_shape_plan_or_fail_in_one_line(family: str, data: st.DataObject) -> None:
+@given(case=case_and_variant(MILEBENCH), data=st.data())
+def test_milebench_annotations_of_any_shape_plan_or_fail_in_one_line(
+    case: tuple[tuple[object, object], object], data: st.DataObject
+) -> None:
     counted()
-    cfg, good = MILEBENCH[family]
-    document = data.draw(st.one_of(mutated(good), JSON), label="annotation")
+    (cfg, _), document = case
     raw = data.draw(
         st.one_of(st.just(json.dumps(document).encode()), st.binary(max_size=30), st.just(deep(5000).encode())),
         label="bytes",

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import struct
 import tarfile
+import tracemalloc
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -72,22 +74,13 @@ def crc32_combine(crc1: int, crc2: int, length2: int) -> int:
     """The CRC-32 of A + B from the CRCs of A and B and the length of B (zlib's `crc32_combine`)."""
     if length2 == 0:
         return crc1
-    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
-    even = _gf2_square(odd)  # two zero bits
-    odd = _gf2_square(even)  # four zero bits
-    while True:  # apply length2 zero bytes to crc1
-        even = _gf2_square(odd)
+    one_bit = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
+    operator = _gf2_square(_gf2_square(one_bit))  # four zero bits
+    while length2:  # apply length2 zero bytes to crc1: 2**k of them for each bit k of length2 that is set
+        operator = _gf2_square(operator)  # 2**k zero bytes
         if length2 & 1:
-            crc1 = _gf2_times(even, crc1)
+            crc1 = _gf2_times(operator, crc1)
         length2 >>= 1
-        if not length2:
-            break
-        odd = _gf2_square(even)
-        if length2 & 1:
-            crc1 = _gf2_times(odd, crc1)
-        length2 >>= 1
-        if not length2:
-            break
     return crc1 ^ crc2
 
 
@@ -196,3 +189,23 @@ def zip_file(path: Path, members: Sequence[tuple[str, Content]], *, declared: di
     end = b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, len(central), len(central), len(directory), offset, 0)
     path.write_bytes(b"".join(local) + directory + end)
     return path
+
+
+@dataclass
+class PeakMemory:
+    """The most bytes Python held at once while `peak_memory()` traced them (0 until the block ends)."""
+
+    bytes: int = 0
+
+
+@contextmanager
+def peak_memory() -> Iterator[PeakMemory]:
+    """Trace Python's allocations for the block (`tracemalloc`); once it ends without an error, the yielded
+    `PeakMemory` holds their peak: what reading a bomb cost, against what its bound allows."""
+    peak = PeakMemory()
+    tracemalloc.start()
+    try:
+        yield peak
+        peak.bytes = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -14,7 +14,12 @@ import hashlib
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
+import pytest
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+MMLONGBENCH_REPO = "ZhaoweiWang/MMLongBench"
+VH_SINGLE_CONFIG = "niah_vh_single_8k"
+VH_SINGLE_FILES = ("0_mmlb_data.tar.gz", "2_vh_image.tar.gz")  # the two files of the repo VH_SINGLE_CONFIG reads
 
 
 def fill_hub_cache(
@@ -43,6 +48,41 @@ def fill_hub_cache(
         (root / "refs").mkdir(parents=True, exist_ok=True)
         (root / "refs" / revision).write_text(commit)
     return snapshot
+
+
+def use_offline_hub_cache(monkeypatch: pytest.MonkeyPatch, cache: Path) -> Path:
+    """Make `cache` (created empty if missing) the Hub cache `huggingface_hub` uses in this process, with
+    HF_HUB_OFFLINE=1, for the rest of the test. Returns `cache`."""
+    from huggingface_hub import constants
+
+    cache.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    return cache
+
+
+def mmlongbench_hub_files(folder: Path) -> dict[str, Path]:
+    """The MMLongBench fixture release written under `folder`, as the Hub repo publishes it today (name in the repo
+    -> file): `0_mmlb_data.tar.gz`, `1_vrag_image.tar.gz`, ..."""
+    from builders.mmlongbench.fixture import write_fixture
+    from builders.mmlongbench.leaves import IMAGE_ARCHIVES, TEXT_ARCHIVES
+
+    root = write_fixture(folder / "release", archives=True)
+    files = {TEXT_ARCHIVES[0]: root / TEXT_ARCHIVES[1]}
+    files |= {hub: root / old for hub, old in IMAGE_ARCHIVES.values() if (root / old).is_file()}
+    return files
+
+
+def build_vh_single(
+    capsys: pytest.CaptureFixture, out: Path, source: str = f"hf://{MMLONGBENCH_REPO}"
+) -> tuple[int, str]:
+    """`builders build mmlongbench --source SOURCE --configs niah_vh_single_8k --out OUT --quiet`, in this process:
+    its exit code and its stderr, stripped."""
+    from builders import cli
+
+    argv = ["build", "mmlongbench", "--source", source, "--configs", VH_SINGLE_CONFIG, "--out", str(out), "--quiet"]
+    code = cli.main(argv)
+    return code, capsys.readouterr().err.strip()
 
 
 def git_blob_hash(data: bytes) -> str:

@@ -5,6 +5,7 @@ of one single-needle and one multi-needle config."""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 from tests.support.builder_fixtures import coco_file_name
@@ -51,12 +52,10 @@ ANNOTATIONS_2_10_1_1 = [
 ]
 
 
-def write_metadata(folder: Path) -> Path:
-    meta = folder / "metadata_stitched"
-    meta.mkdir(parents=True)
-    (meta / "2_2.json").write_text(json.dumps(pool_json(POOL_2, 2), indent=4))
-    (meta / "1_1.json").write_text(json.dumps(pool_json(POOL_1, 1), indent=4))
-    entries = [
+def single_needle_entries(annotations: list[tuple[int, str, int, int, int, int]]) -> list[dict]:
+    """The entries of an `annotations_1_2_2.json` (2x2 stitched images, one needle) for rows as in
+    `ANNOTATIONS_1_2_2`: (id, stitched image, index, row, col, target source index), -1 marking negatives."""
+    return [
         {
             "id": i,
             "image_ids": [stitched_path(2, s)],
@@ -65,8 +64,16 @@ def write_metadata(folder: Path) -> Path:
             "col": c,
             "target": f"val2014/{coco_file_name(t)}",
         }
-        for i, s, m, r, c, t in ANNOTATIONS_1_2_2
+        for i, s, m, r, c, t in annotations
     ]
+
+
+def write_metadata(folder: Path) -> Path:
+    meta = folder / "metadata_stitched"
+    meta.mkdir(parents=True)
+    (meta / "2_2.json").write_text(json.dumps(pool_json(POOL_2, 2), indent=4))
+    (meta / "1_1.json").write_text(json.dumps(pool_json(POOL_1, 1), indent=4))
+    entries = single_needle_entries(ANNOTATIONS_1_2_2)
     (meta / "annotations_1_2_2.json").write_text(json.dumps(entries[::-1], indent=4))  # order must not matter
     multi = [
         {
@@ -81,3 +88,14 @@ def write_metadata(folder: Path) -> Path:
     ]
     (meta / "2_annotations_10_1_1.json").write_text(json.dumps(multi, indent=4))
     return folder
+
+
+def write_metadata_zip(folder: Path) -> tuple[Path, Path]:
+    """The metadata of `write_metadata` written under `folder / "repo"`, and zipped as the Hub repo publishes it
+    (`folder / "metadata_stitched.zip"`, each file under `metadata_stitched/`): the metadata folder and the zip."""
+    meta = write_metadata(folder / "repo") / "metadata_stitched"
+    archive = folder / "metadata_stitched.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for file in sorted(meta.iterdir()):
+            zipped.write(file, f"metadata_stitched/{file.name}")
+    return meta, archive

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from builders.core.errors import BuildError
 from builders.core.release_archive import archive_files, zip_files
 from builders.core.release_bounds import Bound
 from builders.mmlongbench.bounds import MMLB_IMAGE, MMLB_JSONL, MMLB_TEXT_FILE
-from tests.support.archive_bombs import Run, gzip_run, tar_gz, zip_file
+from tests.support.archive_bombs import Run, gzip_run, peak_memory, tar_gz, zip_file
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -58,6 +57,17 @@ def mmlb_release(folder: Path, texts: dict[str, object], images: dict[str, objec
 VH_FILE = "NIAH/vh_single_test_1000_K8_dep6.jsonl"
 
 
+def refused_vh_single(capsys: pytest.CaptureFixture, release: Path, out: Path) -> tuple[str, float, int]:
+    """`niah_vh_single_8k` built from `release` into `out`, Python's allocations traced, and refused in one line
+    (exit 2): its stderr, the seconds it took and the peak bytes it held."""
+    with peak_memory() as peak:
+        code, err, seconds = build(
+            capsys, "mmlongbench", "--source", str(release), "--configs", "niah_vh_single_8k", "--out", str(out)
+        )
+    assert code == 2 and err.count("\n") == 0, err
+    return err, seconds, peak.bytes
+
+
 INFLATES = "over 100 times the archive's own"  # the archive as a whole inflates past any release's
 
 
@@ -81,15 +91,7 @@ def test_a_jsonl_member_that_inflates_past_its_bounds_stops_in_one_line(
     release = mmlb_release(tmp_path / "release", {**texts, VH_FILE: content}, images)
     assert (release / "0_mmlb_data.tar.gz").stat().st_size < 4 * MiB  # a small file, a big member
     out = tmp_path / "out"
-    tracemalloc.start()
-    try:
-        code, err, seconds = build(
-            capsys, "mmlongbench", "--source", str(release), "--configs", "niah_vh_single_8k", "--out", str(out)
-        )
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert code == 2 and err.count("\n") == 0, err
+    err, seconds, peak = refused_vh_single(capsys, release, out)
     assert err.startswith(f"builders: error: {release / '0_mmlb_data.tar.gz'}: member 'mmlb_data/{VH_FILE}'"), err
     assert message in err
     assert seconds < 60 and peak < 512 * MiB
@@ -111,15 +113,7 @@ def test_an_image_member_past_its_bound_is_refused_before_a_byte_is_read(
     bombs = {k: Run(b"\0", size) if k == "vh/needle/0.jpg" else v for k, v in images.items()}
     release = mmlb_release(tmp_path / "release", texts, bombs)
     out = tmp_path / "out"
-    tracemalloc.start()
-    try:
-        code, err, seconds = build(
-            capsys, "mmlongbench", "--source", str(release), "--configs", "niah_vh_single_8k", "--out", str(out)
-        )
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert code == 2 and err.count("\n") == 0, err
+    err, seconds, peak = refused_vh_single(capsys, release, out)
     assert f"{release / '2_vh_image.tar.gz'}: member 'mmlb_image/vh/needle/0.jpg': {message}" in err, err
     assert peak < 256 * MiB and seconds < 60
     assert_left_nothing(out)
@@ -167,23 +161,18 @@ def test_milebench_members_past_their_bounds_stop_in_one_line(tmp_path: Path, ca
 
 
 def test_mmneedle_hub_metadata_zip_bomb_is_refused_and_nothing_is_unpacked_outside_out(
-    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, offline_hub: Path
 ) -> None:
     """The issue's 2 MiB metadata zip whose pool file inflates to 2 GiB: refused from its directory entry, before a
     byte is written; and a good zip's files are taken out into the build's work folder inside --out, not into the
     system's temporary folder."""
     import tempfile
 
-    from huggingface_hub import constants
-
     from builders.mmneedle import build as mmneedle_build
     from tests.support.builder_fixtures import write_coco
     from tests.support.hub_cache import fill_hub_cache
     from tests.support.mmneedle_metadata import write_metadata
 
-    cache = tmp_path / "hub"
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     system_tmp = tmp_path / "system-tmp"
     system_tmp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
@@ -193,7 +182,7 @@ def test_mmneedle_hub_metadata_zip_bomb_is_refused_and_nothing_is_unpacked_outsi
     good = {f"metadata_stitched/{p.name}": p.read_bytes() for p in sorted(meta.iterdir())}
     bomb = zip_file(tmp_path / "bomb.zip", sorted({**good, "metadata_stitched/2_2.json": Run(b" ", 2 * GiB)}.items()))
     assert bomb.stat().st_size < 4 * MiB
-    fill_hub_cache(cache, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": bomb}, revision="bomb")
+    fill_hub_cache(offline_hub, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": bomb}, revision="bomb")
     common = ["--source", f"coco={coco}", "--configs", "m1_n2_k1", "--limit", "3"]
     out = tmp_path / "out"
     code, err, seconds = build(
@@ -214,7 +203,7 @@ def test_mmneedle_hub_metadata_zip_bomb_is_refused_and_nothing_is_unpacked_outsi
     monkeypatch.setattr(mmneedle_build, "OfficialMetadata", spy)
     good_zip = zip_file(tmp_path / "good.zip", sorted(good.items()))
     fill_hub_cache(
-        cache, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": good_zip}, revision="good", commit="a" * 40
+        offline_hub, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": good_zip}, revision="good", commit="a" * 40
     )
     code, err, _ = build(
         capsys, "mmneedle", *common, "--official-metadata", "hf://Wang-ML-Lab/MMNeedle@good", "--out", str(out)
@@ -232,16 +221,12 @@ def test_a_gzipped_mnist_file_that_inflates_to_2_gib_stops_at_its_bound(tmp_path
 
     bomb = gzip_run(tmp_path / "train-images-idx3-ubyte.gz", Run(b"\0", 2 * GiB))
     assert bomb.stat().st_size < 4 * MiB
-    tracemalloc.start()
-    try:
+    with peak_memory() as peak:
         with pytest.raises(
             BuildError, match=r"\(gunzipped\): more than 134,217,728 bytes, over the 128 MiB that an MNIST IDX file"
         ):
             read_idx(bomb, 2051, 3)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert peak < 512 * MiB  # the bound's worth, not the 2 GiB an unbounded gunzip holds
+    assert peak.bytes < 512 * MiB  # the bound's worth, not the 2 GiB an unbounded gunzip holds
 
 
 # ------------------------------------------------------------------------------------------- the reader

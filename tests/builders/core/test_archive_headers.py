@@ -171,20 +171,14 @@ def test_a_zip_member_encrypted_or_of_an_unknown_method_is_one_line(
 
 
 def test_a_zip_member_of_method_99_in_the_hub_release_ends_the_build_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture, offline_hub: Path
 ) -> None:
     """The issue's traceback (`NotImplementedError: That compression method is not supported`), through the build."""
-    from huggingface_hub import constants
-
     from tests.support.builder_fixtures import write_coco
     from tests.support.hub_cache import fill_hub_cache
 
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     write_coco(tmp_path / "coco", count=50)
-    fill_hub_cache(
-        tmp_path / "hub", "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": odd_zip(tmp_path / "m.zip", 99)}
-    )
+    fill_hub_cache(offline_hub, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": odd_zip(tmp_path / "m.zip", 99)})
     argv = ["build", "mmneedle", "--source", f"coco={tmp_path / 'coco'}", "--configs", "m1_n2_k1", "--limit", "3"]
     code = cli.main(
         [*argv, "--official-metadata", "hf://Wang-ML-Lab/MMNeedle", "--out", str(tmp_path / "out"), "--quiet"]

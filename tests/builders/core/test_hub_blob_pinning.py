@@ -17,42 +17,30 @@ from builders import cli
 from builders.core import contract
 from tests.support.archive_bombs import tar_gz
 from tests.support.deadline import within
-from tests.support.hub_cache import fill_hub_cache
+from tests.support.hub_cache import MMLONGBENCH_REPO as REPO
+from tests.support.hub_cache import VH_SINGLE_FILES, build_vh_single, fill_hub_cache, mmlongbench_hub_files
 
-REPO = "ZhaoweiWang/MMLongBench"
-TEXTS = "0_mmlb_data.tar.gz"
+TEXTS, VH_IMAGES = VH_SINGLE_FILES
 VH_FILE = "NIAH/vh_single_test_1000_K8_dep6.jsonl"
-
-
-@pytest.fixture
-def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from huggingface_hub import constants
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return cache
 
 
 @pytest.fixture(scope="module")
 def archives(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The two files `niah_vh_single_8k` reads as the Hub publishes them, and `edited`: the text archive with one
     question changed (a valid archive, of other rows)."""
-    from builders.mmlongbench.fixture import fixture_files, write_fixture
+    from builders.mmlongbench.fixture import fixture_files
 
     folder = tmp_path_factory.mktemp("pinning")
-    root = write_fixture(folder / "release", archives=True)
+    hub_files = mmlongbench_hub_files(folder)
     texts, _ = fixture_files()
     texts[VH_FILE] = texts[VH_FILE].replace(b"with a cat", b"with a cow")
     edited = tar_gz(folder / "edited.tar.gz", [(f"mmlb_data/{k}", v) for k, v in sorted(texts.items())])
-    return {TEXTS: root / "mmlb_data.tar.gz", "2_vh_image.tar.gz": root / "vh.tar.gz", "edited": edited}
+    return {TEXTS: hub_files[TEXTS], VH_IMAGES: hub_files[VH_IMAGES], "edited": edited}
 
 
-def build(capsys: pytest.CaptureFixture, out: Path) -> tuple[int, str]:
-    argv = ["build", "mmlongbench", "--source", f"hf://{REPO}", "--configs", "niah_vh_single_8k"]
-    code = cli.main([*argv, "--out", str(out), "--quiet"])
-    return code, capsys.readouterr().err.strip()
+def hub_files(archives: dict[str, Path]) -> dict[str, Path]:
+    """The two files of the Hub repo, as published (`archives` less the edited one)."""
+    return {name: archives[name] for name in VH_SINGLE_FILES}
 
 
 def manifest(out: Path) -> dict:
@@ -72,9 +60,8 @@ def test_a_blob_swapped_after_it_was_hashed_is_never_read(
 ) -> None:
     """The issue's swap: the text archive's blob replaced under its name right after it was verified, by an archive
     of other rows. The build reads the bytes that were hashed: it equals the build of the untouched cache."""
-    files = {TEXTS: archives[TEXTS], "2_vh_image.tar.gz": archives["2_vh_image.tar.gz"]}
-    fill_hub_cache(offline_hub, REPO, files)
-    assert build(capsys, tmp_path / "clean")[0] == 0
+    fill_hub_cache(offline_hub, REPO, hub_files(archives))
+    assert build_vh_single(capsys, tmp_path / "clean")[0] == 0
     real = contract.verified_blob
 
     def then_swapped(snapshot: Path, name: str, **bounds: object) -> object:
@@ -87,7 +74,7 @@ def test_a_blob_swapped_after_it_was_hashed_is_never_read(
         return verified
 
     monkeypatch.setattr(contract, "verified_blob", then_swapped)
-    code, err = build(capsys, tmp_path / "swapped")
+    code, err = build_vh_single(capsys, tmp_path / "swapped")
     assert code == 0, err
     assert manifest(tmp_path / "swapped")["content_hash"] == manifest(tmp_path / "clean")["content_hash"]
     rows = (tmp_path / "swapped" / "mmlongbench").rglob("*.parquet")
@@ -99,15 +86,13 @@ def test_the_manifest_records_each_blob_so_a_repointed_link_shows(
 ) -> None:
     """A snapshot link repointed to another blob of the cache that hashes to its own name (an edited archive) is a
     blob the cache cannot tell from the Hub's; the build now records which blob it read, beside the commit."""
-    snapshot = fill_hub_cache(
-        offline_hub, REPO, {TEXTS: archives[TEXTS], "2_vh_image.tar.gz": archives["2_vh_image.tar.gz"]}
-    )
-    assert build(capsys, tmp_path / "clean")[0] == 0
+    snapshot = fill_hub_cache(offline_hub, REPO, hub_files(archives))
+    assert build_vh_single(capsys, tmp_path / "clean")[0] == 0
     edited = sha256(archives["edited"])
     (snapshot.parent.parent / "blobs" / edited).write_bytes(archives["edited"].read_bytes())
     (snapshot / TEXTS).unlink()
     (snapshot / TEXTS).symlink_to(Path("../../blobs") / edited)
-    assert build(capsys, tmp_path / "repointed")[0] == 0
+    assert build_vh_single(capsys, tmp_path / "repointed")[0] == 0
     clean, repointed = (manifest(tmp_path / name)["inputs"]["hub"] for name in ("clean", "repointed"))
     assert clean["commit"] == repointed["commit"]  # the commit alone shows nothing
     assert clean["blobs"][TEXTS] == {
@@ -122,14 +107,12 @@ def test_a_fifo_planted_as_a_blob_is_refused_at_once(
     tmp_path: Path, offline_hub: Path, archives: dict[str, Path], capsys: pytest.CaptureFixture
 ) -> None:
     """A blocking open of the blob before its fstat waited forever on a FIFO with no writer."""
-    snapshot = fill_hub_cache(
-        offline_hub, REPO, {TEXTS: archives[TEXTS], "2_vh_image.tar.gz": archives["2_vh_image.tar.gz"]}
-    )
+    snapshot = fill_hub_cache(offline_hub, REPO, hub_files(archives))
     blob = (snapshot / TEXTS).resolve()
     blob.unlink()
     os.mkfifo(blob)
     with within(10, "a build reading a FIFO planted as a blob"):
-        code, err = build(capsys, tmp_path / "out")
+        code, err = build_vh_single(capsys, tmp_path / "out")
     assert code == 2 and err.count("\n") == 0, err
     assert f"{TEXTS}: its blob {blob} is a FIFO, not a regular file; remove" in err
     assert not (tmp_path / "out" / "mmlongbench").exists()

@@ -17,35 +17,22 @@ import pytest
 
 from builders import cli
 from builders.core import contract
-from tests.support.hub_cache import COMMIT, fill_hub_cache, git_blob_hash
-
-REPO = "ZhaoweiWang/MMLongBench"
-CONFIG = "niah_vh_single_8k"
-
-
-@pytest.fixture
-def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from huggingface_hub import constants
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return cache
+from tests.support.hub_cache import (
+    COMMIT,
+    VH_SINGLE_FILES,
+    build_vh_single,
+    fill_hub_cache,
+    git_blob_hash,
+    mmlongbench_hub_files,
+)
+from tests.support.hub_cache import MMLONGBENCH_REPO as REPO
 
 
 @pytest.fixture(scope="module")
 def mmlb_hub_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The two files `niah_vh_single_8k` reads, under the names the Hub publishes them as."""
-    from builders.mmlongbench.fixture import write_fixture
-
-    root = write_fixture(tmp_path_factory.mktemp("mmlb_trust") / "release", archives=True)
-    return {"0_mmlb_data.tar.gz": root / "mmlb_data.tar.gz", "2_vh_image.tar.gz": root / "vh.tar.gz"}
-
-
-def build(capsys: pytest.CaptureFixture, out: Path, source: str = f"hf://{REPO}") -> tuple[int, str]:
-    code = cli.main(["build", "mmlongbench", "--source", source, "--configs", CONFIG, "--out", str(out), "--quiet"])
-    return code, capsys.readouterr().err.strip()
+    files = mmlongbench_hub_files(tmp_path_factory.mktemp("mmlb_trust"))
+    return {name: files[name] for name in VH_SINGLE_FILES}
 
 
 def refused(code: int, err: str, out: Path, *parts: str) -> None:
@@ -72,7 +59,7 @@ def test_a_blob_changed_after_the_download_is_refused_and_no_build_claims_the_co
     blob = (snapshot(offline_hub) / "2_vh_image.tar.gz").resolve()
     blob.write_bytes(regzipped(mmlb_hub_files["2_vh_image.tar.gz"]))
     out = tmp_path / "out"
-    code, err = build(capsys, out)
+    code, err = build_vh_single(capsys, out)
     found = hashlib.sha256(blob.read_bytes()).hexdigest()
     refused(
         code,
@@ -108,7 +95,7 @@ def test_a_snapshot_file_linking_out_of_the_repo_cache_is_refused(
     link.unlink()
     link.symlink_to(elsewhere)
     out = tmp_path / "out"
-    code, err = build(capsys, out)
+    code, err = build_vh_single(capsys, out)
     refused(code, err, out, f"{link}: links out of the repo's cache (to {elsewhere}), not to a blob in")
 
 
@@ -128,18 +115,11 @@ def test_a_snapshot_folder_linking_out_of_the_cache_is_refused(
 ) -> None:
     """MMNeedle's `data/metadata_stitched.zip`, with the snapshot's `data/` a link to a folder elsewhere holding a
     link to the right blob: the folder is refused before anything under it is followed."""
-    import zipfile
-
     from tests.support.builder_fixtures import write_coco
-    from tests.support.mmneedle_metadata import write_metadata
+    from tests.support.mmneedle_metadata import write_metadata_zip
 
-    coco = tmp_path / "coco"
-    write_coco(coco, count=50)
-    meta = write_metadata(tmp_path / "repo") / "metadata_stitched"
-    archive = tmp_path / "metadata_stitched.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        for file in sorted(meta.iterdir()):
-            zipped.write(file, f"metadata_stitched/{file.name}")
+    coco = write_coco(tmp_path / "coco", count=50)
+    _, archive = write_metadata_zip(tmp_path)
     snap = fill_hub_cache(offline_hub, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": archive})
     elsewhere = tmp_path / "elsewhere"
     shutil.move(snap / "data", elsewhere)
@@ -174,13 +154,13 @@ def test_a_file_planted_in_the_snapshot_beside_the_fetched_ones_is_never_read(
     planted = snapshot(offline_hub) / "mmlb_data" / "NIAH" / "vh_single_test_1000_K8_dep6.jsonl"
     planted.parent.mkdir(parents=True)
     planted.write_text(json.dumps({"id": "planted", "question": "?", "image_list": [], "answer": "x"}) + "\n")
-    code, err = build(capsys, tmp_path / "hub_out")
+    code, err = build_vh_single(capsys, tmp_path / "hub_out")
     assert code == 0, err
     folder = tmp_path / "folder"
     folder.mkdir()
     for name, path in mmlb_hub_files.items():
         shutil.copy(path, folder / name)
-    code, err = build(capsys, tmp_path / "dir_out", str(folder))
+    code, err = build_vh_single(capsys, tmp_path / "dir_out", str(folder))
     assert code == 0, err
     hub, local = (
         json.loads((tmp_path / o / "mmlongbench" / "build_manifest.json").read_text()) for o in ("hub_out", "dir_out")
@@ -202,7 +182,7 @@ def test_a_ref_that_is_a_link_or_holds_no_commit_is_one_line(
     else:
         ref.write_text("not a commit\n" * 1000)
     out = tmp_path / "out"
-    code, err = build(capsys, out)
+    code, err = build_vh_single(capsys, out)
     reason = (
         "a ref of the Hub cache that is not a plain file"
         if bad == "link"

@@ -21,17 +21,6 @@ REPO = "FreedomIntelligence/MileBench"
 CONFIG = "action_localization"  # read from part 0
 
 
-@pytest.fixture
-def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from huggingface_hub import constants
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return cache
-
-
 @pytest.fixture(scope="module")
 def part0(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture release's part 0: not the release's bytes."""

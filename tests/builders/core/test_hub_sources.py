@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from hashlib import sha256
 from pathlib import Path
 
@@ -18,20 +16,9 @@ import pytest
 
 from builders import cli
 from builders.core.errors import BuildError
-from tests.support.hub_cache import COMMIT, fill_hub_cache
+from tests.support.builder_fixtures import run_builders
+from tests.support.hub_cache import COMMIT, fill_hub_cache, mmlongbench_hub_files
 from tests.support.paths import PROJECT
-
-
-@pytest.fixture
-def offline_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty Hub cache, used by `huggingface_hub` in this process with HF_HUB_OFFLINE=1."""
-    from huggingface_hub import constants
-
-    cache = tmp_path / "hub"
-    cache.mkdir()
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
-    return cache
 
 
 def build(*argv: str) -> int:
@@ -58,13 +45,7 @@ def manifest(folder: Path) -> dict:
 @pytest.fixture(scope="module")
 def mmlb_hub_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The fixture release as the Hub repo publishes it today: `0_mmlb_data.tar.gz`, `1_vrag_image.tar.gz`, ..."""
-    from builders.mmlongbench.fixture import write_fixture
-    from builders.mmlongbench.leaves import IMAGE_ARCHIVES, TEXT_ARCHIVES
-
-    root = write_fixture(tmp_path_factory.mktemp("mmlb_hub") / "release", archives=True)
-    files = {TEXT_ARCHIVES[0]: root / TEXT_ARCHIVES[1]}
-    files |= {hub: root / old for hub, old in IMAGE_ARCHIVES.values() if (root / old).is_file()}
-    return files
+    return mmlongbench_hub_files(tmp_path_factory.mktemp("mmlb_hub"))
 
 
 @pytest.mark.slow  # a Hub cache filled and a build from it (~2 s)
@@ -75,26 +56,8 @@ def test_done_when_mmlongbench_builds_offline_from_an_empty_hub_cache_filled_fro
     cache = tmp_path / "hub"
     fill_hub_cache(cache, "ZhaoweiWang/MMLongBench", mmlb_hub_files)
     env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(PROJECT)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "builders.cli",
-            "build",
-            "mmlongbench",
-            "--source",
-            "hf://ZhaoweiWang/MMLongBench",
-            "--configs",
-            "niah_vh_single_8k",
-            "--out",
-            "data",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    argv = ["build", "mmlongbench", "--source", "hf://ZhaoweiWang/MMLongBench", "--configs", "niah_vh_single_8k"]
+    done = run_builders(*argv, "--out", "data", cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     built = manifest(tmp_path / "data" / "mmlongbench")
     record = built["inputs"]["hub"]
@@ -446,18 +409,11 @@ def test_mmneedle_official_metadata_from_the_hub_builds_as_from_the_folder_and_t
 ) -> None:
     """The metadata zip is one file (fetched whole); of it, only the pool and annotation files of the asked configs
     are taken out, and the build equals the one from the metadata folder."""
-    import zipfile
-
     from tests.support.builder_fixtures import write_coco
-    from tests.support.mmneedle_metadata import write_metadata
+    from tests.support.mmneedle_metadata import write_metadata_zip
 
-    coco = tmp_path / "coco"
-    write_coco(coco, count=50)
-    meta = write_metadata(tmp_path / "repo") / "metadata_stitched"
-    archive = tmp_path / "metadata_stitched.zip"
-    with zipfile.ZipFile(archive, "w") as zipped:
-        for file in sorted(meta.iterdir()):
-            zipped.write(file, f"metadata_stitched/{file.name}")
+    coco = write_coco(tmp_path / "coco", count=50)
+    meta, archive = write_metadata_zip(tmp_path)
     fill_hub_cache(offline_hub, "Wang-ML-Lab/MMNeedle", {"data/metadata_stitched.zip": archive})
     common = ["--source", f"coco={coco}", "--configs", "m1_n2_k1", "--limit", "3"]
     assert (

@@ -33,7 +33,7 @@ from builders.core.release_archive import archive_files
 from builders.core.release_paths import relative_name, release_files, release_path
 from builders.core.work_folder import build_lock, work_folder
 from builders.mmlongbench.bounds import MMLB_IMAGE
-from tests.support.builder_fixtures import cut_in_half, outside_jpeg, write_truncated_jpeg
+from tests.support.builder_fixtures import cut_in_half, outside_jpeg, run_builders, write_truncated_jpeg
 
 # ------------------------------------------------------------------------------------------------ paths
 
@@ -296,12 +296,7 @@ def test_a_second_build_into_the_same_output_stops_naming_the_first(
     import os
 
     with build_lock(tmp_path, benchmark):
-        result = subprocess.run(
-            [sys.executable, "-m", "builders.cli", "build", benchmark, *options, "--quiet", "--out", str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        result = run_builders("build", benchmark, *options, "--quiet", "--out", str(tmp_path))
         assert result.returncode == 2
         assert result.stderr.splitlines() == [
             f"builders: error: {tmp_path} is in use by another build of {benchmark} (pid {os.getpid()}, holding "
@@ -342,7 +337,7 @@ def test_what_a_killed_build_left_is_removed_by_the_next_build(tmp_path: Path, b
     legacy = out / f".{benchmark}-work-k2j4_x9a"  # as `tempfile` named them before the lock
     legacy.mkdir()
     (legacy / "spool").write_bytes(b"x" * 1000)
-    again = subprocess.run([sys.executable, "-m", "builders.cli", *argv], capture_output=True, text=True, timeout=300)
+    again = run_builders(*argv)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in out.iterdir()) == [benchmark]
 

@@ -5,7 +5,6 @@ and bad input fails naming the file, the record and what was expected."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import shutil
@@ -25,30 +24,23 @@ from builders.milebench import combine
 from builders.milebench.build import build_milebench
 from builders.milebench.fixture import RELEASED_GRIDS, write_fixture
 from builders.milebench.subsets import ADV, COMBINED, CONFIGS, SUBSET_BY_KEY, image_quantity_level
-from tests.support.builder_fixtures import check_archive_edges, outside_jpeg, write_truncated_jpeg
+from tests.support.builder_fixtures import (
+    assert_refused_in_one_line,
+    built_fixture,
+    check_archive_edges,
+    load_split,
+    outside_jpeg,
+    release_fixture,
+    run_builders,
+    sha256_hex,
+    write_truncated_jpeg,
+)
 
 FEW_CONFIGS = ["action_localization", "alfred_combined", "iedit_combined", "nuscenes_adv", "image_needle", "gpr1200"]
 
 
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_fixture(tmp_path_factory.mktemp("milebench") / "release")
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, release: Path) -> Path:
-    return build_milebench(source=str(release), out_dir=tmp_path_factory.mktemp("milebench_out"))
-
-
-def load(built: Path, config: str) -> datasets.Dataset:
-    """One config's rows from the manifest's files (the first test loads every config the user's way)."""
-    files = contract.split_files(built, config, "test")
-    assert files, config
-    return datasets.load_dataset("parquet", data_files={"test": files}, split="test")
+release = release_fixture(write_fixture, "milebench")
+built = built_fixture(build_milebench, "milebench_out")
 
 
 def annotation(release: Path, config: str) -> dict:
@@ -57,7 +49,7 @@ def annotation(release: Path, config: str) -> dict:
 
 
 def file_sha(release: Path, subset: str, rel: str) -> str:
-    return sha((release / "MileBench" / subset / rel).read_bytes())
+    return sha256_hex((release / "MileBench" / subset / rel).read_bytes())
 
 
 @pytest.mark.slow
@@ -93,7 +85,7 @@ def test_every_config_loads_the_users_way_and_shows_the_images_the_official_code
                     "id"
                 ]
     # A row's images come back as PIL images through the image table.
-    row = load(built, "image_needle")[2]
+    row = load_split(built, "image_needle")[2]
     assert len(contract.load_images(built, row)) == row["num_images"] == 32
 
 
@@ -105,22 +97,22 @@ def test_prompts_are_assembled_as_the_official_dataset_class(built: Path, releas
     context = instance["context"].replace("{image#1}", "<image>").replace("{image#2}", "<image>")
     choices = "".join(f"\n{'ABCD'[i]}. {c}" for i, c in enumerate(instance["choice_list"]))
     expected = f"{meta['task_instruction'][record['task_instruction_id']]}\n{context}\nChoice list: {choices}\nYour answer is: "
-    row = load(built, "webqa")[0]
+    row = load_split(built, "webqa")[0]
     assert row["prompt"] == expected and row["answer_index"] == instance["choice_list"].index(record["response"])
     assert row["question"] == expected.rsplit("<image>", 1)[1] and row["question"].startswith("\nQuestion: ")
     # GPR1200's options carry no letters; combined prompts start with the grid and name images `<Image i> `.
-    assert "\nChoice list: \nimage1\nimage2\n" in load(built, "gpr1200")[0]["prompt"]
-    combined = load(built, "webqa_combined")[0]
+    assert "\nChoice list: \nimage1\nimage2\n" in load_split(built, "gpr1200")[0]["prompt"]
+    combined = load_split(built, "webqa_combined")[0]
     assert combined["prompt"].startswith(f"<image>\n{row['instruction']}\n") and "<Image 1> " in combined["prompt"]
     assert combined["prompt"].count("<image>") == 1 and "{image#" not in combined["prompt"]
     assert combined["prompt"].endswith(combined["question"]) and combined["question"] == row["question"]
     # Four images, two placed: the first is dropped, the second goes before the context.
-    quirk = load(built, "action_localization")[1]
+    quirk = load_split(built, "action_localization")[1]
     assert quirk["context"].startswith("<image>") and quirk["num_images"] == 3 and quirk["source_num_images"] == 4
-    assert "<image><image> Describe the change:" in load(built, "clevr_change")[0]["prompt"]
-    assert "{table#" not in load(built, "multimodalqa")[2]["prompt"]
+    assert "<image><image> Describe the change:" in load_split(built, "clevr_change")[0]["prompt"]
+    assert "{table#" not in load_split(built, "multimodalqa")[2]["prompt"]
     # The adversarial set: shuffled options, the same gold, read from <Name>-adv.json.
-    adv = load(built, "webqa_adv")[0]
+    adv = load_split(built, "webqa_adv")[0]
     assert adv["choices"] != row["choices"] and adv["answer"] == row["answer"] and adv["split"] == ADV
 
 
@@ -128,7 +120,7 @@ def test_prompts_are_assembled_as_the_official_dataset_class(built: Path, releas
 def test_token_columns_count_what_the_truncation_walks(built: Path) -> None:
     counter = ApproxTokenCounter()
     for config in ("action_localization", "image_needle", "tqa_combined", "clevr_change"):
-        for row in load(built, config):
+        for row in load_split(built, config):
             pieces = row["context"].split(contract.IMAGE_PLACEHOLDER)
             assert len(row["context_tokens"]) == len(pieces) == (1 if "combined" in config else row["num_images"] + 1)
             assert row["context_tokens"] == [counter.count(p) for p in pieces]
@@ -152,7 +144,7 @@ def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -
     sources = [
         Image.open(release / "MileBench" / "IEdit" / "images" / p) for p in record["task_instance"]["images_path"]
     ]
-    row = load(built, "iedit_combined")[2]
+    row = load_split(built, "iedit_combined")[2]
     (data,) = [contract.load_images(built, row)[0]]
     grid = np.asarray(data.convert("RGB"), dtype=np.int16)
     assert combine.grid_shape(7) == (3, 3) and data.size == (2400, 2400) and row["image_sizes"] == [[2400, 2400]]
@@ -182,9 +174,9 @@ def test_a_built_grid_matches_its_tiles_pixel_wise(built: Path, release: Path) -
 
 @pytest.mark.slow
 def test_the_releases_grids_are_used_as_they_are_unless_asked_to_build(tmp_path: Path, built: Path) -> None:
-    assert set(load(built, "alfred_combined")["combined_image"]) == {"release"}
+    assert set(load_split(built, "alfred_combined")["combined_image"]) == {"release"}
     rebuilt = build_milebench(source="fixture", out_dir=tmp_path, configs=["alfred_combined"], combined_images="build")
-    rows = load(rebuilt, "alfred_combined")
+    rows = load_split(rebuilt, "alfred_combined")
     assert set(rows["combined_image"]) == {"built"} and rows[0]["image_sizes"] == [[1600, 800]]
     manifest = contract.read_manifest(rebuilt)
     assert manifest["configs"]["alfred_combined"]["combined_images"] == {"release": 0, "built": 3}
@@ -192,7 +184,7 @@ def test_the_releases_grids_are_used_as_they_are_unless_asked_to_build(tmp_path:
 
 
 def _parquet_hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): sha(p.read_bytes()) for p in sorted(folder.rglob("*.parquet"))}
+    return {str(p.relative_to(folder)): sha256_hex(p.read_bytes()) for p in sorted(folder.rglob("*.parquet"))}
 
 
 def test_archives_read_in_place_equal_folders_and_builds_are_byte_identical(tmp_path: Path, release: Path) -> None:
@@ -205,7 +197,7 @@ def test_archives_read_in_place_equal_folders_and_builds_are_byte_identical(tmp_
         assert sorted(p.name for p in archives.iterdir()) == [f"MileBench_part{k}.tar.gz" for k in range(6)]
         packed = build_milebench(source=str(archives), out_dir=tmp_path / f"c{seed}", configs=FEW_CONFIGS)
         assert _parquet_hashes(packed) == _parquet_hashes(folders)
-    assert contract.read_manifest(folders)["configs"]["nuscenes_adv"]["annotation_sha256"] == sha(
+    assert contract.read_manifest(folders)["configs"]["nuscenes_adv"]["annotation_sha256"] == sha256_hex(
         (release / "MileBench" / "nuscenes" / "nuscenes-adv.json").read_bytes()
     )
 
@@ -352,55 +344,24 @@ def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, r
         "ActionLocalization.json",
         lambda d: d["data"][2]["task_instance"]["images_path"].__setitem__(0, str(outside)),
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "builders.cli",
-            "build",
-            "milebench",
-            "--source",
-            str(copy),
-            "--configs",
-            "action_localization",
-            "--out",
-            str(tmp_path / "out"),
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
+    result = run_builders(
+        "build", "milebench", "--source", str(copy), "--configs", "action_localization", "--out", str(tmp_path / "out"),
+        "--quiet",
+    )  # fmt: skip
+    assert_refused_in_one_line(
+        result,
         f"builders: error: ActionLocalization/ActionLocalization.json record 2 (sample_id 2): "
         f"task_instance.images_path: path '{outside}' is absolute; a release names its files relative to its own "
-        "folders"
-    ]
-    assert not (tmp_path / "out").exists()
+        "folders",
+        tmp_path / "out",
+    )
 
 
 @pytest.mark.slow  # the builders command in a child process
 def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_error(tmp_path: Path) -> None:
     archives = write_fixture(tmp_path / "archives", archives=True)
-    out = tmp_path / "out"
-    check_archive_edges(
-        archives / "MileBench_part0.tar.gz",
-        "MileBench/ActionLocalization/images/../../../../outside.jpg",
-        lambda: build_milebench(source=str(archives), out_dir=out, configs=["action_localization"]),
-        [
-            "build",
-            "milebench",
-            "--source",
-            str(archives),
-            "--configs",
-            "action_localization",
-            "--out",
-            str(out),
-            "--quiet",
-        ],
-        out,
-    )
+    member = "MileBench/ActionLocalization/images/../../../../outside.jpg"
+    check_archive_edges(archives, "MileBench_part0.tar.gz", member, "milebench", "action_localization", build_milebench)
 
 
 def test_skipping_bad_images_leaves_out_their_records_lists_them_and_flags_the_build(
@@ -417,9 +378,9 @@ def test_skipping_bad_images_leaves_out_their_records_lists_them_and_flags_the_b
     entry = manifest["configs"]["action_localization"]
     assert entry["skipped_rows"] == 1 and [row["id"] for row in entry["skipped"]] == ["ActionLocalization/0"]
     assert "ActionLocalization/images/0/1.jpg" in entry["skipped"][0]["reason"]
-    assert load(out, "action_localization")["id"] == load(whole, "action_localization")["id"][1:]
+    assert load_split(out, "action_localization")["id"] == load_split(whole, "action_localization")["id"][1:]
     assert "skipped_rows" not in manifest["configs"]["alfred"]
-    assert load(out, "alfred")["id"] == load(whole, "alfred")["id"]
+    assert load_split(out, "alfred")["id"] == load_split(whole, "alfred")["id"]
     assert "1 row(s) left out because an image they show is damaged" in manifest["caveats"]["limited"]
     assert manifest["request"]["skip_bad_images"] is True
     card = (out / "README.md").read_text()

@@ -70,17 +70,10 @@ def test_a_rebuild_is_byte_identical(built: Path, tmp_path: Path) -> None:
     assert again is not None and _parquet_hashes(again) == _parquet_hashes(built)
 
 
-def test_the_hub_source_reads_the_release_files_from_the_cache(
-    built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from huggingface_hub import constants
-
+def test_the_hub_source_reads_the_release_files_from_the_cache(built: Path, tmp_path: Path, offline_hub: Path) -> None:
     release = write_fixture(tmp_path / "release")
-    cache = tmp_path / "cache"
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     files = {str(p.relative_to(release)): p for p in release.rglob("*") if p.is_file()}
-    fill_hub_cache(cache, "OpenGVLab/MM-NIAH", files)
+    fill_hub_cache(offline_hub, "OpenGVLab/MM-NIAH", files)
     out = tmp_path / "out"
     assert (
         cli.main(

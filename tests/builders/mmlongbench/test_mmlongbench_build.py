@@ -6,15 +6,14 @@ line and what was expected."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
 import re
 import shutil
 import subprocess
-import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
 
@@ -28,7 +27,17 @@ from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.fixture import write_fixture
 from builders.mmlongbench.leaves import ABLATION_CONFIGS, ALL_CONFIGS, CONFIGS, LEAF_BY_NAME, LENGTHS
 from builders.mmlongbench.plan import plan_config
-from tests.support.builder_fixtures import check_archive_edges, outside_jpeg, write_truncated_jpeg
+from tests.support.builder_fixtures import (
+    assert_refused_in_one_line,
+    built_fixture,
+    check_archive_edges,
+    load_split,
+    outside_jpeg,
+    release_fixture,
+    run_builders,
+    sha256_hex,
+    write_truncated_jpeg,
+)
 
 # Which release fields name a row's images, in prompt order, per official loader (data.py @26197d2).
 IMAGE_FIELDS = {
@@ -45,26 +54,8 @@ IMAGE_FIELDS = {
 }
 
 
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_fixture(tmp_path_factory.mktemp("mmlb") / "release")
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, release: Path) -> Path:
-    return build_mmlongbench(source=str(release), out_dir=tmp_path_factory.mktemp("mmlb_out"))
-
-
-def load(built: Path, config: str) -> datasets.Dataset:
-    """One config's rows from the manifest's files (the first test loads every config the user's way,
-    `load_dataset(folder, config)`, whose card parse costs a second per call)."""
-    files = contract.split_files(built, config, "test")
-    assert files, config
-    return datasets.load_dataset("parquet", data_files={"test": files}, split="test")
+release = release_fixture(write_fixture, "mmlb")
+built = built_fixture(build_mmlongbench, "mmlb_out")
 
 
 def release_lines(release: Path, file: str) -> list[dict]:
@@ -84,7 +75,7 @@ def expected_images(release: Path, config: str) -> dict[str, list[str]]:
         source_id = str(line["id"])
         row_id = f"{source_id}#{seen[source_id]}" if cfg.leaf.variants > 1 else source_id
         seen[source_id] += 1
-        out[row_id] = [sha((release / "mmlb_image" / p).read_bytes()) for p in paths]
+        out[row_id] = [sha256_hex((release / "mmlb_image" / p).read_bytes()) for p in paths]
     return out
 
 
@@ -96,7 +87,9 @@ def test_every_config_loads_and_each_row_shows_its_release_images(built: Path, r
         if cfg.leaf.loader == "vrag_occlusion":
             continue  # one row per id: test_ablation_sets_read_the_release_as_the_official_ablation_loaders
         # The user's way for the benchmark's configs; the manifest's files for the ablations (a card parse each).
-        rows = datasets.load_dataset(str(built), config, split="test") if config in CONFIGS else load(built, config)
+        rows = (
+            datasets.load_dataset(str(built), config, split="test") if config in CONFIGS else load_split(built, config)
+        )
         assert len(rows) > 0, config
         assert set(rows["length"]) == {cfg.tokens} and set(rows["dataset"]) == {cfg.leaf.dataset}
         if cfg.leaf.loader == "icl":
@@ -117,14 +110,16 @@ def test_icl_rows_show_exemplars_then_the_test_image(built: Path, release: Path)
         config = f"icl_food101_{length}"
         data = json.loads((release / "mmlb_data" / CONFIGS[config].file).read_text())
         (domain,) = data.values()
-        tests = {sha((release / "mmlb_image" / t["image"]).read_bytes()): t["answer"] for t in domain["test_example"]}
+        tests = {
+            sha256_hex((release / "mmlb_image" / t["image"]).read_bytes()): t["answer"] for t in domain["test_example"]
+        }
         exemplars = {
-            sha((release / "mmlb_image" / shot["image"]).read_bytes())
+            sha256_hex((release / "mmlb_image" / shot["image"]).read_bytes())
             for candidate in domain["exemplar_list"]
             for round_ in candidate
             for shot in round_
         }
-        rows = load(built, config)
+        rows = load_split(built, config)
         assert len(rows) == len(domain["test_example"])
         for row in rows:
             *shots, test = row[contract.IMAGE_SHA256]
@@ -142,7 +137,7 @@ def test_icl_rows_repeat_shot_sequences_no_more_than_independent_draws_would(bui
             continue
         data = json.loads((release / "mmlb_data" / cfg.file).read_text())
         by_domain: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-        for row in load(built, config):
+        for row in load_split(built, config):
             by_domain[row["source_id"].split("/")[0]].append(tuple(row[contract.IMAGE_SHA256][:-1]))
         for domain, sequences in by_domain.items():
             sets = data[domain]["exemplar_list"]  # distinct sets, each round a permutation of distinct shots
@@ -199,7 +194,9 @@ def test_token_figures_fit_each_rows_length(built: Path) -> None:
     manifest = json.loads((built / contract.MANIFEST_NAME).read_text())
     for config, cfg in ALL_CONFIGS.items():
         assert manifest["configs"][config]["over_length_rows"] == 0
-        rows = load(built, config).select_columns([contract.TEXT_TOKENS, contract.IMAGE_TOKENS, contract.IMAGE_SIZES])
+        rows = load_split(built, config).select_columns(
+            [contract.TEXT_TOKENS, contract.IMAGE_TOKENS, contract.IMAGE_SIZES]
+        )
         for row in rows:
             assert 0 < row[contract.TEXT_TOKENS] + sum(row[contract.IMAGE_TOKENS]) <= cfg.tokens
             assert row[contract.IMAGE_TOKENS] == [contract.image_tokens(w, h) for w, h in row[contract.IMAGE_SIZES]]
@@ -222,7 +219,7 @@ def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path
         "docvqa_longdocurl_64k",
         "niah_mmniah_ret_image_8k",
     ):
-        row = load(built, config)[0]
+        row = load_split(built, config)[0]
         assert (row["answer_prefix"], row["max_new_tokens"]) == expected[row["category"]]
         gold = json.loads(row["answer"])
         if config.startswith("vrag"):
@@ -235,7 +232,7 @@ def test_golds_prefixes_and_generation_lengths_are_the_official_ones(built: Path
             assert gold.startswith("Why GAO Did This Study:\n") and row["claims"]
         if config.startswith("docvqa"):
             assert row["answer_format"] in ("Integer", "Float", "String", "None", "List") and row["answer_pages"]
-    depth_rows = load(built, "niah_vh_single_8k")
+    depth_rows = load_split(built, "niah_vh_single_8k")
     assert sorted(set(depth_rows["depth"])) == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert depth_rows["eval_index"] == list(range(len(depth_rows)))
 
@@ -245,8 +242,8 @@ def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: 
     for length in LENGTHS:
         # triviaqa: the ViQuAE rows (same sample, same depths) asking the original question, no image.
         viquae_file = CONFIGS[f"vrag_viquae_{length}"].file
-        trivia = load(built, f"ablation_triviaqa_{length}")
-        assert trivia["id"] == load(built, f"vrag_viquae_{length}")["id"]
+        trivia = load_split(built, f"ablation_triviaqa_{length}")
+        assert trivia["id"] == load_split(built, f"vrag_viquae_{length}")["id"]
         for row, line in zip(trivia, release_lines(release, viquae_file), strict=True):  # < 100 ids: all kept
             assert row["num_images"] == 0 and contract.IMAGE_PLACEHOLDER not in row["prompt"]
             assert "question about a named entity." in row["prompt"]
@@ -256,7 +253,7 @@ def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: 
         for dataset in ("infoseek", "viquae"):
             file = CONFIGS[f"vrag_{dataset}_{length}"].file
             first = {line["id"]: line for line in reversed(release_lines(release, file))}
-            occluded = load(built, f"ablation_occ_vrag_{dataset}_{length}")
+            occluded = load_split(built, f"ablation_occ_vrag_{dataset}_{length}")
             assert occluded["id"] == [
                 f"{i}#0" for i in dict.fromkeys(line["id"] for line in release_lines(release, file))
             ]
@@ -265,11 +262,11 @@ def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: 
                 gold = {c["doc_id"] for c in line["positive_ctxs"]}
                 kept = [f"Document (Title: {c['title']}): {c['text']}" for c in line["ctxs"] if c["doc_id"] not in gold]
                 assert len(kept) < len(line["ctxs"]) and "\n\n".join(kept) + "\n\nQuestion: <image>" in row["prompt"]
-                assert row[contract.IMAGE_SHA256] == [sha((release / "mmlb_image" / line["image"]).read_bytes())]
+                assert row[contract.IMAGE_SHA256] == [sha256_hex((release / "mmlb_image" / line["image"]).read_bytes())]
                 assert (row["needle"], row["needle_position"], row["depth"]) == ("", -1, None)
         # text_doc: MMLongBench-Doc's sample in its order, each page's OCR text where its image was.
-        text_doc = load(built, f"ablation_text_doc_{length}")
-        assert text_doc["source_id"] == load(built, f"docvqa_mmlongbench_doc_{length}")["source_id"]
+        text_doc = load_split(built, f"ablation_text_doc_{length}")
+        assert text_doc["source_id"] == load_split(built, f"docvqa_mmlongbench_doc_{length}")["source_id"]
         lines = {
             line["id"]: line for line in release_lines(release, ABLATION_CONFIGS[f"ablation_text_doc_{length}"].file)
         }
@@ -287,8 +284,7 @@ def test_ablation_sets_read_the_release_as_the_official_ablation_loaders(built: 
 def test_a_default_build_leaves_out_the_ablations_a_release_lacks_and_a_named_one_fails(
     tmp_path: Path, release: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
+    root = shutil.copytree(release, tmp_path / "release")
     for file in (root / "mmlb_data" / "documentQA").glob("text_mmlongdoc_*.jsonl"):
         file.unlink()
     viquae = CONFIGS["vrag_viquae_8k"].file
@@ -320,7 +316,7 @@ def test_archives_read_in_place_give_the_same_rows_and_builds_are_byte_identical
     assert not list((tmp_path / "c").rglob("mmlb_image"))  # nothing unpacked beside the build
 
     def files(root: Path) -> dict[str, str]:
-        return {str(p.relative_to(root)): sha(p.read_bytes()) for p in sorted(root.rglob("*.parquet"))}
+        return {str(p.relative_to(root)): sha256_hex(p.read_bytes()) for p in sorted(root.rglob("*.parquet"))}
 
     assert files(folders) == files(again) == files(archives) and len(files(folders)) == len(configs) + 1
 
@@ -331,8 +327,7 @@ def write_release(root: Path, file: str, rows: list[dict]) -> None:
 
 
 def test_the_official_sample_is_kept_and_full_converts_everything(tmp_path: Path, release: Path) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
+    root = shutil.copytree(release, tmp_path / "release")
     image = "vrag/infoseek/entity_0.jpg"
     vrag = [
         {
@@ -363,16 +358,16 @@ def test_the_official_sample_is_kept_and_full_converts_everything(tmp_path: Path
     out = build_mmlongbench(
         source=str(root), out_dir=tmp_path / "paper", configs=["vrag_infoseek_8k", "docvqa_slidevqa_8k"]
     )
-    rows = load(out, "vrag_infoseek_8k")
+    rows = load_split(out, "vrag_infoseek_8k")
     kept = set(random.Random(42).sample(sorted({r["id"] for r in vrag}), 100))  # data.py: random.sample, seed 42
     assert len(rows) == 300 and set(rows["source_id"]) == kept
     in_file_order = [f"{r['id']}#{i % 3}" for i, r in enumerate(vrag) if r["id"] in kept]
     assert rows["id"] == in_file_order
-    docs_rows = load(out, "docvqa_slidevqa_8k")
+    docs_rows = load_split(out, "docvqa_slidevqa_8k")
     order = np.random.default_rng(42).permutation(150)[:100]  # Dataset.shuffle(seed=42).select(range(100))
     assert docs_rows["source_id"] == [f"d{i}" for i in order]
     full = build_mmlongbench(source=str(root), out_dir=tmp_path / "full", configs=["vrag_infoseek_8k"], full=True)
-    assert len(load(full, "vrag_infoseek_8k")) == 450
+    assert len(load_split(full, "vrag_infoseek_8k")) == 450
 
 
 @pytest.mark.parametrize(
@@ -386,8 +381,7 @@ def test_the_official_sample_is_kept_and_full_converts_everything(tmp_path: Path
 def test_bad_release_lines_fail_naming_file_line_and_what_was_expected(
     tmp_path: Path, release: Path, damage: str, expected: list[str]
 ) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
+    root = shutil.copytree(release, tmp_path / "release")
     file = root / "mmlb_data" / CONFIGS["vrag_infoseek_8k"].file
     lines = file.read_text().splitlines()
     if damage == "missing_image":
@@ -467,18 +461,25 @@ HOSTILE = {
 }
 
 
+def assert_damaged_release_refused(
+    tmp_path: Path, release: Path, damage: Callable[[Path], object], message: str, config: str
+) -> None:
+    """A copy of the release, changed by `damage(root)`, stops the build of `config` with a `BuildError` matching
+    `message`, and leaves no dataset, no work folder and no lock behind: nothing was stored."""
+    root = shutil.copytree(release, tmp_path / "release")
+    damage(root)
+    with pytest.raises(BuildError, match=message):
+        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=[config])
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("damage", sorted(HOSTILE))
 def test_a_hostile_or_broken_release_is_one_error_naming_file_line_and_path(
     tmp_path: Path, release: Path, damage: str
 ) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
     make, message = HOSTILE[damage]
-    make(root)
-    configs = ["summ_govreport_8k"] if "claims" in damage else ["vrag_infoseek_8k"]
-    with pytest.raises(BuildError, match=message):
-        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=configs)
-    assert not (tmp_path / "out").exists()  # no dataset, no work folder, no lock: nothing was stored
+    config = "summ_govreport_8k" if "claims" in damage else "vrag_infoseek_8k"
+    assert_damaged_release_refused(tmp_path, release, make, message, config)
 
 
 def _set_icl(root: Path, change) -> None:
@@ -531,75 +532,46 @@ WRONG_SHAPE = {
 def test_a_release_row_of_the_wrong_shape_is_one_error_naming_file_row_and_expected(
     tmp_path: Path, release: Path, damage: str
 ) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
     config, make, message = WRONG_SHAPE[damage]
-    make(root)
-    with pytest.raises(BuildError, match=message):
-        build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=[config])
-    assert not (tmp_path / "out").exists()
+    assert_damaged_release_refused(tmp_path, release, make, message, config)
+
+
+def cli_build(release: Path, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """`builders build mmlongbench --source RELEASE OPTIONS --quiet --out OUT`, in a child process."""
+    return run_builders("build", "mmlongbench", "--source", str(release), *options, "--quiet", "--out", str(out))
 
 
 @pytest.mark.slow  # the builders command in a child process
 def test_a_path_out_of_the_release_stops_the_cli_with_one_line(tmp_path: Path, release: Path) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
+    root = shutil.copytree(release, tmp_path / "release")
     _set_image(root, 1, "../../outside.jpg")
     outside_jpeg(tmp_path)  # the file the path names is there to be read
-    result = run_cli(
-        "build",
-        "mmlongbench",
-        "--source",
-        str(root),
-        "--configs",
-        "vrag_infoseek_8k",
-        "--quiet",
-        "--out",
-        str(tmp_path / "out"),
-    )
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
+    result = cli_build(root, tmp_path / "out", "--configs", "vrag_infoseek_8k")
+    assert_refused_in_one_line(
+        result,
         f"builders: error: {INFOSEEK}:2 (id 'infoseek_0'): image: path '../../outside.jpg' "
-        "leads out of the release (through '..')"
-    ]
-    assert not (tmp_path / "out").exists()
+        "leads out of the release (through '..')",
+        tmp_path / "out",
+    )
 
 
 @pytest.mark.slow  # the builders command in a child process
 def test_an_archive_member_out_of_the_release_or_a_truncated_archive_is_one_error(tmp_path: Path) -> None:
-    root = write_fixture(tmp_path / "archives", archives=True)
-    out = tmp_path / "out"
-    check_archive_edges(  # the text archive: read to its end, so a member anywhere in it is met
-        root / "mmlb_data.tar.gz",
-        "mmlb_data/../../outside.jsonl",
-        lambda: build_mmlongbench(source=str(root), out_dir=out, configs=["vrag_infoseek_8k"]),
-        ["build", "mmlongbench", "--source", str(root), "--configs", "vrag_infoseek_8k", "--quiet", "--out", str(out)],
-        out,
-    )
+    archives = write_fixture(tmp_path / "archives", archives=True)
+    # The text archive: read to its end, so a member anywhere in it is met.
+    member = "mmlb_data/../../outside.jsonl"
+    check_archive_edges(archives, "mmlb_data.tar.gz", member, "mmlongbench", "vrag_infoseek_8k", build_mmlongbench)
 
 
 @pytest.mark.slow  # the builders command in a child process
 def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_build(
     tmp_path: Path, release: Path
 ) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
+    root = shutil.copytree(release, tmp_path / "release")
     write_truncated_jpeg(root / "mmlb_image/vrag/infoseek/entity_1.jpg")
     shown = [f"{r['id']}" for r in release_lines(root, INFOSEEK) if r["image"] == "vrag/infoseek/entity_1.jpg"]
     assert shown
-    result = run_cli(
-        "build",
-        "mmlongbench",
-        "--source",
-        str(root),
-        "--configs",
-        "vrag_infoseek_8k",
-        "vrag_viquae_8k",
-        "--skip-bad-images",
-        "--quiet",
-        "--out",
-        str(tmp_path / "out"),
-    )
+    result = cli_build(root, tmp_path / "out", "--configs", "vrag_infoseek_8k", "vrag_viquae_8k", "--skip-bad-images")
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out" / "mmlongbench"
     manifest = contract.read_manifest(out)
@@ -609,13 +581,13 @@ def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_buil
     assert all(
         "vrag/infoseek/entity_1.jpg" in row["reason"] and "cut short" in row["reason"] for row in entry["skipped"]
     )
-    rows = load(out, "vrag_infoseek_8k")
+    rows = load_split(out, "vrag_infoseek_8k")
     assert not set(rows["id"]) & set(left_out) and len(rows) + len(left_out) == len(release_lines(root, INFOSEEK))
     assert "skipped_rows" not in manifest["configs"]["vrag_viquae_8k"]
     assert f"{len(left_out)} row(s) left out because an image they show is damaged" in manifest["caveats"]["limited"]
     assert "--skip-bad-images" in manifest[contract.BUILD_COMMAND]
     # Adding a config keeps the caveat of the configs carried over.
-    added = run_cli(
+    added = run_builders(
         "build",
         "mmlongbench",
         "--source",
@@ -634,8 +606,7 @@ def test_skipping_bad_images_leaves_out_their_rows_lists_them_and_flags_the_buil
 def test_a_row_longer_than_its_label_is_built_with_a_warning_naming_it(
     tmp_path: Path, release: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = tmp_path / "release"
-    shutil.copytree(release, root)
+    root = shutil.copytree(release, tmp_path / "release")
     file = CONFIGS["vrag_viquae_8k"].file
     rows = release_lines(root, file)
     rows[0]["ctxs"][0]["text"] = "word " * 12000
@@ -647,15 +618,11 @@ def test_a_row_longer_than_its_label_is_built_with_a_warning_naming_it(
     assert json.loads((out / contract.MANIFEST_NAME).read_text())["configs"]["vrag_viquae_8k"]["over_length_rows"] == 1
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "builders.cli", *args], capture_output=True, text=True)
-
-
 @pytest.mark.slow  # the builders command in a child process
 def test_cli_names_an_unknown_config_and_dry_run_writes_nothing(tmp_path: Path) -> None:
-    unknown = run_cli("build", "mmlongbench", "--configs", "summ_govreport_256k", "--out", str(tmp_path))
+    unknown = run_builders("build", "mmlongbench", "--configs", "summ_govreport_256k", "--out", str(tmp_path))
     assert unknown.returncode == 2 and "summ_govreport_256k" in unknown.stderr
-    dry = run_cli(
+    dry = run_builders(
         "build",
         "mmlongbench",
         "--configs",
@@ -667,6 +634,6 @@ def test_cli_names_an_unknown_config_and_dry_run_writes_nothing(tmp_path: Path) 
     )
     assert dry.returncode == 0, dry.stderr
     assert "plan" in dry.stderr and not (tmp_path / "dry" / "mmlongbench").exists()
-    listed = run_cli("list")
+    listed = run_builders("list")
     assert "icl_food101_128k" in listed.stdout and "MMLongBench" in listed.stdout or "mmlongbench" in listed.stdout
     assert LEAF_BY_NAME["icl_food101"].paper_name == "Food101"

@@ -6,14 +6,12 @@ whole negative documents left and right; a build is deterministic; Summarization
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
 import shutil
 from pathlib import Path
 
-import datasets
 import pytest
 from PIL import Image
 
@@ -24,6 +22,7 @@ from builders.mmlongbench.extend import stretch
 from builders.mmlongbench.fixture import write_fixture
 from builders.mmlongbench.leaves import BUILDABLE_CONFIGS, CONFIGS, EXTENDED_CONFIGS, LEAVES
 from builders.mmlongbench.pools import moved
+from tests.support.builder_fixtures import built_fixture, load_split, release_fixture, sha256_hex
 
 LEAVES_GROWN = (
     "niah_vh_single",
@@ -38,24 +37,8 @@ LEAVES_GROWN = (
 CONFIGS_BUILT = [f"{leaf}_{length}" for leaf in LEAVES_GROWN for length in ("128k", "256k", "1m")]
 
 
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_fixture(tmp_path_factory.mktemp("mmlb_ext") / "release")
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, release: Path) -> Path:
-    return build_mmlongbench(source=str(release), out_dir=tmp_path_factory.mktemp("out"), configs=CONFIGS_BUILT)
-
-
-def load(built: Path, config: str) -> datasets.Dataset:
-    return datasets.load_dataset(
-        "parquet", data_files={"test": contract.split_files(built, config, "test")}, split="test"
-    )
+release = release_fixture(write_fixture, "mmlb_ext")
+built = built_fixture(build_mmlongbench, "out", configs=CONFIGS_BUILT)
 
 
 def tokens(row: dict) -> int:
@@ -68,7 +51,7 @@ def is_subsequence(short: list, long: list) -> bool:
 
 
 def image_sha(release: Path, path: str) -> str:
-    return sha((release / "mmlb_image" / path).read_bytes())
+    return sha256_hex((release / "mmlb_image" / path).read_bytes())
 
 
 def test_the_lengths_past_128k_are_configs_of_every_leaf_but_summarization() -> None:
@@ -87,13 +70,13 @@ def test_grown_rows_are_the_128k_rows_longer_within_their_length(built: Path, re
         and "not the paper's" in (built / "README.md").read_text()
     )
     for leaf in LEAVES_GROWN:
-        base = {row["id"]: row for row in load(built, f"{leaf}_128k")}
+        base = {row["id"]: row for row in load_split(built, f"{leaf}_128k")}
         longer = {}
         for length in ("256k", "1m"):
             config = f"{leaf}_{length}"
             entry = manifest["configs"][config]
             assert entry["over_length_rows"] == 0 and entry["grown_from"] == CONFIGS[f"{leaf}_128k"].file
-            rows = load(built, config)
+            rows = load_split(built, config)
             assert list(rows["id"]) == list(base), config  # the 128K sample, in its evaluation order
             for row in rows:
                 old = base[row["id"]]
@@ -121,8 +104,8 @@ def relative_place(images: list[str], needle: str) -> float:
 def test_a_needle_keeps_its_depth_and_vh_never_adds_a_needle(built: Path, release: Path) -> None:
     needles = {image_sha(release, f"vh/needle/{b}.jpg") for b in range(3)}
     for leaf in ("niah_vh_single", "niah_vh_multi"):
-        base = {row["id"]: row for row in load(built, f"{leaf}_128k")}
-        for row in load(built, f"{leaf}_1m"):
+        base = {row["id"]: row for row in load_split(built, f"{leaf}_128k")}
+        for row in load_split(built, f"{leaf}_1m"):
             images, old = row[contract.IMAGE_SHA256], base[row["id"]][contract.IMAGE_SHA256]
             (needle,) = set(images) & needles  # nothing added contains the anchor object
             gap = 1 / (len(images) - 1)
@@ -131,8 +114,8 @@ def test_a_needle_keeps_its_depth_and_vh_never_adds_a_needle(built: Path, releas
 
 
 def test_image_counting_rows_count_0_for_each_image_added(built: Path) -> None:
-    base = {row["id"]: row for row in load(built, "niah_mmniah_count_image_128k")}
-    for row in load(built, "niah_mmniah_count_image_256k"):
+    base = {row["id"]: row for row in load_split(built, "niah_mmniah_count_image_128k")}
+    for row in load_split(built, "niah_mmniah_count_image_256k"):
         counts, old = json.loads(row["answer"]), base[row["id"]]
         haystack = row[contract.IMAGE_SHA256][:-1]  # the needle image closes the list
         assert len(counts) == len(haystack) > len(json.loads(old["answer"]))
@@ -146,8 +129,8 @@ def test_icl_rounds_stay_balanced_over_the_128k_classes_and_never_show_a_test_im
         for p in (release / "mmlb_image").rglob("test_*.jpg")
         for p in [str(p.relative_to(release / "mmlb_image"))]
     }
-    base = load(built, "icl_inat2021_128k")
-    for row in load(built, "icl_inat2021_256k"):
+    base = load_split(built, "icl_inat2021_128k")
+    for row in load_split(built, "icl_inat2021_256k"):
         labels = re.findall(r"label: (\d+)", row["prompt"])
         per_class = {label: labels.count(label) for label in set(labels)}
         assert set(per_class) == set(re.findall(r"label: (\d+)", base[0]["prompt"]))
@@ -158,9 +141,9 @@ def test_icl_rounds_stay_balanced_over_the_128k_classes_and_never_show_a_test_im
 
 def test_docvqa_pads_whole_negative_documents_left_and_right(built: Path, release: Path) -> None:
     pages = release / "mmlb_image" / "docqa"
-    folder_of = {sha(p.read_bytes()): p.parent.name for p in pages.rglob("*") if p.is_file()}
-    base = {row["id"]: row for row in load(built, "docvqa_slidevqa_128k")}
-    for row in load(built, "docvqa_slidevqa_256k"):
+    folder_of = {sha256_hex(p.read_bytes()): p.parent.name for p in pages.rglob("*") if p.is_file()}
+    base = {row["id"]: row for row in load_split(built, "docvqa_slidevqa_128k")}
+    for row in load_split(built, "docvqa_slidevqa_256k"):
         docs = [folder_of[image] for image in row[contract.IMAGE_SHA256]]
         own = [folder_of[image] for image in base[row["id"]][contract.IMAGE_SHA256]]
         start = docs.index(own[0])
@@ -221,12 +204,12 @@ def test_vrag_adds_bm25_ranked_passages_without_the_answer_or_the_entity(tmp_pat
         json.dumps({**rows[0], "id": "pool", "ctxs": pool}) + "\n"
     )
     out = build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["vrag_viquae_256k"])
-    for row in load(out, "vrag_viquae_256k"):
+    for row in load_split(out, "vrag_viquae_256k"):
         titles = re.findall(r"Document \(Title: ([^)]+)\)", row["prompt"])
         assert sorted(titles) == sorted(["Ada Lovelace", "Filler", "near1", "near2", "near3"])  # 3 fit of 5 allowed
         assert tokens(row) <= 262_144
     # The gold keeps its place: first at depth 0, last at depth 1.
-    first, last = load(out, "vrag_viquae_256k")[0]["prompt"], load(out, "vrag_viquae_256k")[5]["prompt"]
+    first, last = load_split(out, "vrag_viquae_256k")[0]["prompt"], load_split(out, "vrag_viquae_256k")[5]["prompt"]
     assert re.findall(r"Title: ([^)]+)", first)[0] == "Ada Lovelace" == re.findall(r"Title: ([^)]+)", last)[-1]
 
 
@@ -263,7 +246,7 @@ def test_vh_negatives_are_kept_per_anchor(tmp_path: Path, release: Path) -> None
     (root / "mmlb_data" / CONFIGS["niah_vh_multi_64k"].file).write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = build_mmlongbench(source=str(root), out_dir=tmp_path / "out", configs=["niah_vh_single_256k"])
     dog_images = {image_sha(root, p) for p in dogs}
-    assert not any(set(row[contract.IMAGE_SHA256]) & dog_images for row in load(out, "niah_vh_single_256k"))
+    assert not any(set(row[contract.IMAGE_SHA256]) & dog_images for row in load_split(out, "niah_vh_single_256k"))
 
 
 def test_stretch_keeps_each_unit_at_its_relative_place() -> None:
@@ -305,8 +288,8 @@ def segments(row: dict) -> list[tuple[str, tuple[str, ...]]]:
 
 def test_mmniah_keeps_each_passage_with_its_images(built: Path) -> None:
     for leaf in ("niah_mmniah_ret_text", "niah_mmniah_count_image"):
-        base = {row["id"]: row for row in load(built, f"{leaf}_128k")}
-        for row in load(built, f"{leaf}_1m"):
+        base = {row["id"]: row for row in load_split(built, f"{leaf}_128k")}
+        for row in load_split(built, f"{leaf}_1m"):
             grown, old = segments(row), segments(base[row["id"]])
             assert is_subsequence(old, grown) and len(grown) > len(old), (leaf, row["id"])
 

@@ -136,16 +136,9 @@ def test_a_local_folder_in_vlmevalkits_own_layout_gives_the_same_rows(
     assert any(r["claims"] for r in rows_of(built, "256k") if r["category"] == "summ")  # the release's claims
 
 
-def test_the_hub_source_reads_the_vlmevalkit_folder_alone(
-    official: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from huggingface_hub import constants
-
-    cache = tmp_path / "hub"
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+def test_the_hub_source_reads_the_vlmevalkit_folder_alone(official: Path, tmp_path: Path, offline_hub: Path) -> None:
     names = ("vlmevalkit/MMLongBench_256K.tsv", "vlmevalkit/MMLongBench_256K_images.tar.gz")
-    fill_hub_cache(cache, "ZhaoweiWang/MMLongBench", {name: official / name for name in names})
+    fill_hub_cache(offline_hub, "ZhaoweiWang/MMLongBench", {name: official / name for name in names})
     out = tmp_path / "out"
     argv = ["build", "mmlongbench", "--source", "hf://ZhaoweiWang/MMLongBench", "--configs", CONFIGS_256K]
     assert cli.main([*argv, "--out", str(out), "--quiet"]) == 0

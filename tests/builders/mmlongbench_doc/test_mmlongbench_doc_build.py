@@ -79,22 +79,24 @@ def test_a_release_folder_in_the_code_repos_layout_builds(tmp_path: Path) -> Non
     assert release.is_dir()
 
 
+def assert_questions_refused(release: Path, samples: list[dict], out: Path, message: str) -> None:
+    """`samples` written as the release's `samples.json`: the build from the release into `out` stops with a
+    `BuildError` matching `message`."""
+    (release / "samples.json").write_text(json.dumps(samples))
+    with pytest.raises(BuildError, match=message):
+        build_mmlongbench_doc(str(release), out)
+
+
 def test_a_bad_release_is_one_line_naming_the_file_and_question(tmp_path: Path) -> None:
     release = write_fixture(tmp_path / "rel")
     samples = json.loads((release / "samples.json").read_text())
     samples[2]["answer_format"] = "Date"
-    (release / "samples.json").write_text(json.dumps(samples))
-    with pytest.raises(BuildError, match=r"samples\.json: question 2: .*answer_format 'Date'"):
-        build_mmlongbench_doc(str(release), tmp_path / "out")
+    assert_questions_refused(release, samples, tmp_path / "out", r"samples\.json: question 2: .*answer_format 'Date'")
     samples[2]["answer_format"] = "Str"
     samples[0]["doc_id"] = "../outside.pdf"
-    (release / "samples.json").write_text(json.dumps(samples))
-    with pytest.raises(BuildError, match="outside.pdf"):
-        build_mmlongbench_doc(str(release), tmp_path / "out")
+    assert_questions_refused(release, samples, tmp_path / "out", "outside.pdf")
     samples[0]["doc_id"] = "missing.pdf"
-    (release / "samples.json").write_text(json.dumps(samples))
-    with pytest.raises(BuildError, match="missing.pdf: the PDF a question names is missing"):
-        build_mmlongbench_doc(str(release), tmp_path / "out")
+    assert_questions_refused(release, samples, tmp_path / "out", "missing.pdf: the PDF a question names is missing")
 
 
 def test_the_fixture_pdfs_are_deterministic_and_hold_text_and_picture_pages(tmp_path: Path) -> None:
@@ -145,25 +147,18 @@ def test_an_evidence_field_that_is_not_a_literal_is_named(tmp_path: Path) -> Non
     release = write_fixture(tmp_path / "rel")
     samples = json.loads((release / "samples.json").read_text())
     samples[4]["evidence_pages"] = "[1,"
-    (release / "samples.json").write_text(json.dumps(samples))
-    with pytest.raises(BuildError, match=r"question 4: evidence_pages: .*not a Python list literal"):
-        build_mmlongbench_doc(str(release), tmp_path / "out")
+    assert_questions_refused(
+        release, samples, tmp_path / "out", r"question 4: evidence_pages: .*not a Python list literal"
+    )
 
 
-def test_a_hub_source_reads_the_questions_then_only_the_pdfs_they_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from huggingface_hub import constants
-
+def test_a_hub_source_reads_the_questions_then_only_the_pdfs_they_name(tmp_path: Path, offline_hub: Path) -> None:
     from tests.support.hub_cache import fill_hub_cache
 
-    cache = tmp_path / "cache"
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     release = write_fixture(tmp_path / "release")
     files = {"samples.json": release / "samples.json"}
     files |= {f"documents/{doc}": release / "documents" / doc for doc in DOCUMENTS}
-    fill_hub_cache(cache, "yubo2333/MMLongBench-Doc", files)
+    fill_hub_cache(offline_hub, "yubo2333/MMLongBench-Doc", files)
     path = build_mmlongbench_doc("hf://yubo2333/MMLongBench-Doc", tmp_path / "out", limit=2)
     assert path is not None
     assert [r["question"] for r in rows(path)] == [s[1] for s in SAMPLES[:2]]

@@ -1,6 +1,5 @@
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from tests.support.builder_fixtures import (
     COCO_IMAGES,
     coco_file_name,
     outside_jpeg,
+    run_builders,
     write_coco,
     write_truncated_jpeg,
 )
@@ -96,29 +96,10 @@ def test_unreadable_image_is_named(tmp_path: Path) -> None:
 
 
 def _build_coco(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "builders.cli",
-            "build",
-            "mmneedle",
-            "--source",
-            f"coco={root}",
-            "--configs",
-            "m1_n2_k1",
-            "--limit",
-            "2",
-            "--quiet",
-            "--num-proc",
-            "1",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_builders(
+        "build", "mmneedle", "--source", f"coco={root}", "--configs", "m1_n2_k1", "--limit", "2", "--quiet",
+        "--num-proc", "1", "--out", str(out),
+    )  # fmt: skip
 
 
 @pytest.mark.slow  # the builders command in a child process

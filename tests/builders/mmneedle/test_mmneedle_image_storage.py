@@ -11,16 +11,12 @@ import pytest
 
 from builders.cli import main
 from builders.core import contract
-from builders.mmneedle import build_mmneedle
-from tests.support.builder_fixtures import SYNTH_CONFIGS, read_rows
+from tests.support.builder_fixtures import SYNTH_CONFIGS, build_synth, read_rows
 
 
 @pytest.fixture(scope="module")
 def shared_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("shared")
-    return build_mmneedle(
-        source="synthetic", out_dir=out, configs=SYNTH_CONFIGS, limit=3, seed=0, num_proc=2, image_storage="shared"
-    )
+    return build_synth(tmp_path_factory.mktemp("shared"), image_storage="shared")
 
 
 def _table(folder: Path) -> list[dict]:
@@ -51,16 +47,7 @@ def test_shared_rows_equal_embedded_rows_without_their_bytes(shared_build: Path,
 
 
 def test_shared_builds_are_byte_identical(tmp_path: Path, shared_build: Path) -> None:
-    again = build_mmneedle(
-        source="synthetic",
-        out_dir=tmp_path,
-        configs=SYNTH_CONFIGS,
-        limit=3,
-        seed=0,
-        num_proc=1,
-        memory_budget_mb=0,
-        image_storage="shared",
-    )
+    again = build_synth(tmp_path, num_proc=1, memory_budget_mb=0, image_storage="shared")
     files = sorted(p.relative_to(shared_build) for p in shared_build.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert not [f for f in files if f.name.startswith(".")]  # no spool file published

@@ -18,16 +18,14 @@ from tests.support.mmneedle_metadata import (
     ANNOTATIONS_2_10_1_1,
     POOL_1,
     POOL_2,
-    stitched_path,
+    single_needle_entries,
     write_metadata,
 )
 
 
 @pytest.fixture
 def official(tmp_path: Path) -> tuple[Path, Path]:
-    coco = tmp_path / "coco"
-    write_coco(coco, count=50)
-    return coco, write_metadata(tmp_path / "repo")
+    return write_coco(tmp_path / "coco", count=50), write_metadata(tmp_path / "repo")
 
 
 def test_official_mode_reproduces_the_metadata(official: tuple[Path, Path], tmp_path: Path) -> None:
@@ -148,18 +146,7 @@ def test_metadata_of_a_smaller_run_splits_at_half_its_samples(official: tuple[Pa
             + [(7, "COCO_val2014_stitched_0003.jpg", -1, -1, -1, 32)]
         )
     ]
-    entries = [
-        {
-            "id": i,
-            "image_ids": [stitched_path(2, s)],
-            "index": m,
-            "row": r,
-            "col": c,
-            "target": f"val2014/{coco_file_name(t)}",
-        }
-        for i, s, m, r, c, t in small
-    ]
-    (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
+    (meta / "annotations_1_2_2.json").write_text(json.dumps(single_needle_entries(small)))
     out = build_mmneedle(
         source=f"coco={coco}", out_dir=tmp_path, configs=["m1_n2_k1"], official_metadata=repo, full=True, num_proc=1
     )
@@ -186,18 +173,7 @@ def test_metadata_of_an_odd_run_keeps_each_sides_own_count(official: tuple[Path,
             ANNOTATIONS_1_2_2[:3] + [(3, "COCO_val2014_stitched_0001.jpg", 0, 0, 0, 4)] + ANNOTATIONS_1_2_2[3:]
         )
     ]
-    entries = [
-        {
-            "id": i,
-            "image_ids": [stitched_path(2, s)],
-            "index": m,
-            "row": r,
-            "col": c,
-            "target": f"val2014/{coco_file_name(t)}",
-        }
-        for i, s, m, r, c, t in odd
-    ]
-    (meta / "annotations_1_2_2.json").write_text(json.dumps(entries))
+    (meta / "annotations_1_2_2.json").write_text(json.dumps(single_needle_entries(odd)))
     for name, options in (("full", {"full": True}), ("paper", {})):
         out = build_mmneedle(
             source=f"coco={coco}",
