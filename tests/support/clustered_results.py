@@ -4,7 +4,10 @@ task's and each pooled group's `<metric>_stderr,none`, the clustered `<metric>_s
 
 from __future__ import annotations
 
+import json
+import textwrap
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 
@@ -25,3 +28,28 @@ def assert_clustered_fields(results: Mapping[str, Any]) -> int:
                 assert set(behind) == {"n", "n_clusters", "design_effect", "overlap", "method"}
                 checked += 1
     return checked
+
+
+def strict_mean_group(folder: Path, group: str, tasks: list[str], metric: str) -> Path:
+    """An `--include_path` folder, `folder`/groups, holding one group: `group` over `tasks`, their `metric` pooled by
+    strict_mean."""
+    groups = folder / "groups"
+    groups.mkdir()
+    (groups / f"{group}.yaml").write_text(
+        textwrap.dedent(
+            f"""\
+            group: {group}
+            task: [{", ".join(tasks)}]
+            aggregate_metric_list:
+              - metric: {metric}
+                aggregation: strict_mean
+            """
+        )
+    )
+    return groups
+
+
+def results_in(model_folder: Path) -> dict[str, Any]:
+    """The results file of a run, the one in its model's output folder."""
+    (path,) = model_folder.glob("results_*.json")
+    return json.loads(path.read_text())

@@ -105,15 +105,7 @@ def _qwen3_5_text(made: Any, model_type: str, **extra: Any) -> dict[str, Any]:
     return configs.text(made, model_type, rope_parameters=rope, linear_num_value_heads=4, **linear, **layers, **extra)
 
 
-QWEN3_5_VISION = {
-    "depth": 1,
-    "hidden_size": 32,
-    "intermediate_size": 64,
-    "num_heads": 2,
-    "out_hidden_size": 64,
-    "patch_size": 16,
-    "num_position_embeddings": 2304,
-}
+QWEN3_5_VISION = configs.merged_vision(1, 16, num_position_embeddings=2304)
 
 
 def qwen3_5_config(made: Any) -> Any:

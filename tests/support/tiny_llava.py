@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.support import tiny_vlm_configs
+
 SPECIALS = ["<pad>", "<s>", "</s>", "<image>"]
 # Text parts verbatim, image parts as the literal <image> token (expanded by the processor).
 CHAT_TEMPLATE = (
@@ -74,29 +76,10 @@ def build_tiny_llava(out_dir: Path, image_size: int = 28, text_tokenizer: Any = 
         image_token="<image>",
         num_additional_image_tokens=1,
     )
+    # The tiny widths of every family's tiny config (tests/support/tiny_vlm_configs.py), two layers deep.
     config = LlavaConfig(
-        vision_config=dict(
-            model_type="clip_vision_model",
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            image_size=image_size,
-            patch_size=14,
-        ),
-        text_config=dict(
-            model_type="llama",
-            vocab_size=len(tokenizer),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=4096,
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-        ),
+        vision_config=tiny_vlm_configs.vit("clip_vision_model", image_size, 14, num_hidden_layers=2),
+        text_config=tiny_vlm_configs.text(tokenizer, "llama", num_hidden_layers=2, max_position_embeddings=4096),
         image_token_id=image_token_id,
         vision_feature_select_strategy="default",
     )

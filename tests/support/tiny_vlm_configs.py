@@ -50,36 +50,35 @@ def token(tokenizer: Any, name: str) -> int:
     return found
 
 
+def _llava_style(config_class: Any, tokenizer: Any, vision: dict[str, Any], text_model: str, **extra: Any) -> Any:
+    """A config of LLaVA's shape (`config_class`): its vision tower, a language model of `text_model` and the `<image>`
+    token's id, with the family's `extra` settings."""
+    image = token(tokenizer, "<image>")
+    return config_class(vision_config=vision, text_config=text(tokenizer, text_model), image_token_id=image, **extra)
+
+
 def llava(tokenizer: Any, image_size: int = 336) -> Any:
     from transformers import LlavaConfig
 
-    return LlavaConfig(
-        vision_config=vit("clip_vision_model", image_size, 14),
-        text_config=text(tokenizer, "llama"),
-        image_token_id=token(tokenizer, "<image>"),
-        vision_feature_select_strategy="default",
-    )
+    vision = vit("clip_vision_model", image_size, 14)
+    return _llava_style(LlavaConfig, tokenizer, vision, "llama", vision_feature_select_strategy="default")
 
 
 def llava_next(tokenizer: Any, pinpoints: list[list[int]]) -> Any:
     from transformers import LlavaNextConfig
 
-    return LlavaNextConfig(
-        vision_config=vit("clip_vision_model", 336, 14),
-        text_config=text(tokenizer, "llama"),
-        image_token_id=token(tokenizer, "<image>"),
-        image_grid_pinpoints=pinpoints,
-        vision_feature_select_strategy="default",
-    )
+    anyres = {"image_grid_pinpoints": pinpoints, "vision_feature_select_strategy": "default"}
+    return _llava_style(LlavaNextConfig, tokenizer, vit("clip_vision_model", 336, 14), "llama", **anyres)
 
 
 def llava_onevision(tokenizer: Any, pinpoints: list[list[int]]) -> Any:
     from transformers import LlavaOnevisionConfig
 
-    return LlavaOnevisionConfig(
-        vision_config=vit("siglip_vision_model", 384, 14),
-        text_config=text(tokenizer, "qwen2"),
-        image_token_id=token(tokenizer, "<image>"),
+    return _llava_style(
+        LlavaOnevisionConfig,
+        tokenizer,
+        vit("siglip_vision_model", 384, 14),
+        "qwen2",
         video_token_id=token(tokenizer, "<video>"),
         image_grid_pinpoints=pinpoints,
         vision_feature_select_strategy="full",
@@ -154,6 +153,13 @@ def _qwen_ids(tokenizer: Any) -> dict[str, int]:
 MROPE = {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 10000.0}
 
 
+def merged_vision(depth: int, patch_size: int, **extra: Any) -> dict[str, Any]:
+    """The vision tower of Qwen2.5-VL's design (Qwen3-VL's, Qwen3.5's, GLM-4.1V's): `depth` blocks at the tiny widths,
+    its patches merged into the 64 units of `text`."""
+    widths = {"hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": 64}
+    return {"depth": depth, **widths, "patch_size": patch_size, **extra}
+
+
 def qwen2_vl(tokenizer: Any) -> Any:
     from transformers import Qwen2VLConfig
 
@@ -169,16 +175,7 @@ def qwen2_5_vl(tokenizer: Any) -> Any:
 
     return Qwen2_5_VLConfig(
         text_config=text(tokenizer, "qwen2_5_vl_text", rope_parameters=MROPE),
-        vision_config={
-            "depth": 2,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": 64,
-            "patch_size": 14,
-            "window_size": 112,
-            "fullatt_block_indexes": [1],
-        },
+        vision_config=merged_vision(2, 14, window_size=112, fullatt_block_indexes=[1]),
         **_qwen_ids(tokenizer),
     )
 
@@ -193,16 +190,7 @@ def qwen3_vl(tokenizer: Any) -> Any:
 
     return Qwen3VLConfig(
         text_config=text(tokenizer, "qwen3_vl_text", rope_parameters=QWEN3_ROPE),
-        vision_config={
-            "depth": 2,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": 64,
-            "patch_size": 16,
-            "num_position_embeddings": 2304,
-            "deepstack_visual_indexes": [0],
-        },
+        vision_config=merged_vision(2, 16, num_position_embeddings=2304, deepstack_visual_indexes=[0]),
         **_qwen_ids(tokenizer),
     )
 
@@ -224,15 +212,7 @@ def glm4v(tokenizer: Any) -> Any:
 
     return Glm4vConfig(
         text_config=text(tokenizer, "glm4v_text", rope_parameters={"rope_type": "default", "mrope_section": [2, 3, 3]}),
-        vision_config={
-            "depth": 1,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_heads": 2,
-            "out_hidden_size": 64,
-            "image_size": 336,
-            "patch_size": 14,
-        },
+        vision_config=merged_vision(1, 14, image_size=336),
         image_token_id=token(tokenizer, "<|image|>"),
         video_token_id=token(tokenizer, "<|video|>"),
         image_start_token_id=token(tokenizer, "<|begin_of_image|>"),

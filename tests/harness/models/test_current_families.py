@@ -16,15 +16,7 @@ from PIL import Image
 from harness.models.families import alias_family, family_of
 from tests.support import current_families
 from tests.support import tiny_vlm_processors as processors
-
-SIZES = [(256, 256), (1000, 700), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (3000, 2000), (20, 30)]
-
-
-def expanded(processor, image_token: str, width: int, height: int, **settings) -> int:
-    """The image tokens the processor writes into the text for one image of this size."""
-    image = Image.new("RGB", (width, height), (90, 30, 200))
-    inputs = processor(text=[f"a {image_token} b"], images=[image], return_tensors="pt", **settings)
-    return inputs["input_ids"][0].tolist().count(processor.tokenizer.convert_tokens_to_ids(image_token))
+from tests.support.processor_counts import SIZES, expanded
 
 
 @pytest.mark.parametrize(

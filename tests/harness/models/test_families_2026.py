@@ -29,8 +29,7 @@ from tests.support import current_families, official_wrappers
 from tests.support import families_2026 as current
 from tests.support.family_templates import PUBLISHED
 from tests.support.model_requests import encode_image, make_request
-
-SIZES = [(256, 256), (1000, 700), (640, 480), (480, 640), (1920, 300), (300, 1920), (50, 800), (3000, 2000), (20, 30)]
+from tests.support.processor_counts import SIZES, expanded
 
 
 def test_harness_models_lists_every_family_with_a_backend_or_the_exact_reason() -> None:
@@ -77,12 +76,6 @@ def test_the_2026_checkpoints_are_known_by_their_config_names() -> None:
         ("nvila_lite", "NVILALiteForConditionalGeneration", "NVILA"),
     ):
         assert family_of(model_type).name == family_of(None, architectures=[architecture]).name == variant
-
-
-def expanded(processor, image_token: str, width: int, height: int, **settings) -> int:
-    image = Image.new("RGB", (width, height), (90, 30, 200))
-    inputs = processor(text=[f"a {image_token} b"], images=[image], return_tensors="pt", **settings)
-    return inputs["input_ids"][0].tolist().count(processor.tokenizer.convert_tokens_to_ids(image_token))
 
 
 @pytest.mark.parametrize(

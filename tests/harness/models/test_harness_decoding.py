@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.decode_trace import traced
+from tests.support.hf_runs import hf_run
 
 pytestmark = pytest.mark.slow  # a tiny LLaVA generates through the harness command
 
@@ -31,22 +32,15 @@ def test_no_image_is_decoded_before_the_batch_that_sends_it(
 ) -> None:
     from harness.models.hf.model import HFModel
 
-    threads = "" if image_threads is None else f",image_threads={image_threads}"  # None: the default, a thread per core
+    threads = () if image_threads is None else (f"image_threads={image_threads}",)  # None: the default, one a core
     data_dir = toy_dir if storage == "embedded" else toy_shared_dir
     with traced(HFModel) as trace:
         run = harness(
-            "--tasks",
-            "toy_colors,toy_pairs",
-            "--model",
-            "hf",
-            "--model_args",
-            f"pretrained={tiny_llava},threads=1{threads}",
+            *hf_run("toy_colors,toy_pairs", data_dir, *threads, checkpoint=tiny_llava),
             "--batch_size",
             "2",
             "--include_path",
             toy_tasks,
-            "--data_dir",
-            data_dir,
             "--output_path",
             tmp_path,
         )

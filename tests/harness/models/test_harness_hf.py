@@ -11,25 +11,16 @@ from pathlib import Path
 import pytest
 
 from tasks.mmneedle import utils
+from tests.support.hf_runs import hf_run
 
 pytestmark = pytest.mark.slow  # a tiny LLaVA generates through the harness command
 
 K1 = "mmneedle_m1_n2_k1"
 
 
-def hf(tiny_llava: Path, extra: str = "") -> tuple[str, str]:
-    return "--model_args", f"pretrained={tiny_llava},threads=1" + (f",{extra}" if extra else "")
-
-
 def test_hf_end_to_end(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness, rows) -> None:
     run = harness(
-        "--tasks",
-        f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_pos",
-        "--model",
-        "hf",
-        *hf(tiny_llava),
-        "--data_dir",
-        data_dir,
+        *hf_run(f"{K1}_pos,{K1}_neg,mmneedle_m10_n1_k2_pos", data_dir, checkpoint=tiny_llava),
         "--limit",
         "4",
         "--batch_size",
@@ -71,13 +62,7 @@ def test_hf_batching_does_not_change_greedy_answers(tmp_path: Path, data_dir: Pa
     for batch_size in ("1", "3"):
         out = tmp_path / batch_size
         run = harness(
-            "--tasks",
-            "mmneedle_m10_n1_k2_neg",
-            "--model",
-            "hf",
-            *hf(tiny_llava),
-            "--data_dir",
-            data_dir,
+            *hf_run("mmneedle_m10_n1_k2_neg", data_dir, checkpoint=tiny_llava),
             "--limit",
             "5",
             "--batch_size",
@@ -119,32 +104,17 @@ def test_over_length_is_counted_as_the_model_sees_the_prompt(
         ).input_ids[0]
     )
     name = str(tiny_llava).replace("/", "__")
-    args = (
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "hf",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "1",
-        "--gen_kwargs",
-        "max_gen_toks=8",
-    )
-    short = harness(*args, *hf(tiny_llava, f"context_length={seen + 7}"), "--output_path", tmp_path / "a")
+    args = ("--limit", "1", "--gen_kwargs", "max_gen_toks=8")
+    short_context = hf_run(f"{K1}_pos", data_dir, f"context_length={seen + 7}", checkpoint=tiny_llava)
+    short = harness(*short_context, *args, "--output_path", tmp_path / "a")
     assert short.code == 1 and "no sample of this run was scored (1 over_length)" in short.err, short.err
     (sample,) = short.samples(name, f"{K1}_pos")
     assert sample["status"] == "over_length" and sample["token_count"] == seen
     assert sample["error"] == f"{seen + 8} tokens (prompt {seen} + max_gen_toks 8) > context {seen + 7}"
     assert short.results(name)["config"]["token_counting"].startswith("hf processor LlavaProcessor")
 
-    fits = harness(
-        *args,
-        *hf(tiny_llava, f"context_length={seen + 8},max_pixels=50176"),
-        "--output_path",
-        tmp_path / "b",
-        "--log_samples",
-    )
+    fitting = hf_run(f"{K1}_pos", data_dir, f"context_length={seen + 8}", "max_pixels=50176", checkpoint=tiny_llava)
+    fits = harness(*fitting, *args, "--output_path", tmp_path / "b", "--log_samples")
     assert fits.code == 0, fits.err
     (sample,) = fits.samples(name, f"{K1}_pos")
     assert sample["status"] == "ok" and sample["token_count"] == seen and sample["usage"]["prompt_tokens"] == seen
@@ -158,19 +128,8 @@ def test_a_576_token_image_model_is_screened_by_its_own_count(
     # processor makes each 576 (about 6,000): against a 2,048 context none of these rows may be sent.
     assert rows("m10_n1_k2")[0]["image_tokens"] == [81] * 10
     name = str(tiny_llava_336).replace("/", "__")
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--model",
-        "hf",
-        *hf(tiny_llava_336, "context_length=2048"),
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "3",
-        "--output_path",
-        tmp_path,
-    )
+    short_context = hf_run("mmneedle_m10_n1_k2_pos", data_dir, "context_length=2048", checkpoint=tiny_llava_336)
+    run = harness(*short_context, "--limit", "3", "--output_path", tmp_path)
     assert run.code == 1, run.err
     samples = run.samples(name, "mmneedle_m10_n1_k2_pos")
     assert [s["status"] for s in samples] == ["over_length"] * 3
@@ -205,19 +164,8 @@ def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir
 
 
 def test_too_many_images_is_recorded_per_sample(tmp_path: Path, data_dir: Path, tiny_llava: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos",
-        "--model",
-        "hf",
-        *hf(tiny_llava, "max_images=5"),
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "2",
-        "--output_path",
-        tmp_path,
-    )
+    too_many = hf_run("mmneedle_m10_n1_k2_pos", data_dir, "max_images=5", checkpoint=tiny_llava)
+    run = harness(*too_many, "--limit", "2", "--output_path", tmp_path)
     samples = run.samples(str(tiny_llava).replace("/", "__"), "mmneedle_m10_n1_k2_pos")
     assert [s["status"] for s in samples] == ["too_many_images"] * 2
     assert samples[0]["error"] == "10 images; the model takes at most 5"
@@ -231,13 +179,7 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(
 
     broken_image(broken / "mmneedle", "m1_n2_k1", 1, b"this is not a JPEG")  # row 1: the second positive
     run = harness(
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "hf",
-        *hf(tiny_llava),
-        "--data_dir",
-        broken,
+        *hf_run(f"{K1}_pos", broken, checkpoint=tiny_llava),
         "--limit",
         "4",
         "--batch_size",
@@ -260,20 +202,9 @@ def test_an_image_that_fails_to_decode_fails_only_its_sample(
 
 
 def test_hf_bad_checkpoint_is_a_clear_error(tmp_path: Path, data_dir: Path, harness) -> None:
-    run = harness(
-        "--tasks",
-        f"{K1}_pos",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tmp_path / 'nothing'}",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "1",
-    )
+    run = harness(*hf_run(f"{K1}_pos", data_dir, f"pretrained={tmp_path / 'nothing'}"), "--limit", "1")
     assert run.code == 2 and "model 'hf'" in run.err and "Traceback" not in run.err
-    run = harness("--tasks", f"{K1}_pos", "--model", "hf", "--model_args", "dtype=float32", "--data_dir", data_dir)
+    run = harness(*hf_run(f"{K1}_pos", data_dir, "dtype=float32"))
     assert run.code == 2 and "hf needs a checkpoint" in run.err
 
 

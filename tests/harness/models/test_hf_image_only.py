@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.hf_runs import hf_run
 from tests.support.paths import PROJECT
 
 pytestmark = pytest.mark.slow  # a tiny Qwen2.5-VL is written and generates
@@ -59,17 +60,7 @@ def test_qwen_runs_without_a_video_processor_and_counts_as_it_sends(tiny_qwen: P
 
 def test_the_screen_counts_with_the_same_processor(tiny_qwen: Path, data_dir: Path, harness) -> None:
     run = harness(
-        "--tasks",
-        TASK,
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_qwen},processor=image_only",
-        "--data_dir",
-        data_dir,
-        "--limit",
-        "2",
-        "--screen_only",
+        *hf_run(TASK, data_dir, f"pretrained={tiny_qwen}", "processor=image_only"), "--limit", "2", "--screen_only"
     )
     assert run.code == 0, run.err
     assert "Qwen2_5_VLProcessorImageOnly: the chat template's tokens, each image as the processor expands it" in run.out

@@ -24,6 +24,17 @@ NIAH = ("niah_vh_single_8k", "niah_vh_multi_8k", "niah_mmniah_ret_text_8k")
 TASKS = ",".join(f"mmlongbench_{c}" for c in NIAH)
 
 
+def needle_request(
+    doc_id: int, haystack: str, depth: int, parts: tuple[TextPart | ImagePart, ...], text_tokens: int, images: int
+) -> Request:
+    """The row `haystack#depth`: one user message of `parts`, `text_tokens` and `images` images of 100 tokens."""
+    message = (Message("user", parts),)
+    settings = GenerationSettings()
+    return Request(
+        "t", doc_id, f"{haystack}#{depth}", message, settings, text_tokens=text_tokens, image_tokens=(100,) * images
+    )
+
+
 def request(doc_id: int, haystack: str, images: int, depth: int) -> Request:
     """A needle row: `images` haystack images of one id with the needle image inserted after `depth` of them."""
     shas = [f"{haystack}{k:04d}".ljust(64, "0") for k in range(images)]
@@ -33,15 +44,7 @@ def request(doc_id: int, haystack: str, images: int, depth: int) -> Request:
         *(ImagePart(ImageRef(s, lambda: b"")) for s in shas),
         TextPart("Is there a cat?"),
     )
-    return Request(
-        "t",
-        doc_id,
-        f"{haystack}#{depth}",
-        (Message("user", parts),),
-        GenerationSettings(),
-        text_tokens=10,
-        image_tokens=(100,) * len(shas),
-    )
+    return needle_request(doc_id, haystack, depth, parts, 10, len(shas))
 
 
 def contiguous(rows: list[Request], order: list[int], haystack: str) -> bool:
@@ -102,15 +105,7 @@ def text_request(doc_id: int, haystack: str, passages: int, depth: int) -> Reque
         ImagePart(ImageRef("q".ljust(64, "0"), lambda: b"")),
         TextPart(" Where is it?"),
     )
-    return Request(
-        "t",
-        doc_id,
-        f"{haystack}#{depth}",
-        (Message("user", parts),),
-        GenerationSettings(),
-        text_tokens=passages * 100,
-        image_tokens=(100,),
-    )
+    return needle_request(doc_id, haystack, depth, parts, passages * 100, 1)
 
 
 def test_rows_sharing_text_passages_run_together() -> None:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,17 +50,26 @@ def test_the_setting_is_read_as_lmms_eval_s_or_refused_in_one_line() -> None:
             parse_reasoning_tags(bad)
 
 
-def toy_run(harness, toy_dir: Path, toy_tasks: Path, out: Path, answer: str, *extra: str):
-    return toy_colors_run(harness, toy_dir, toy_tasks, out, "constant", f"answer={answer}", *extra)
+DEFAULT_TAGS = ("--reasoning_tags", "default")
 
 
-def test_a_think_block_never_reaches_a_scorer(tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness) -> None:
+@pytest.fixture
+def toy_run(harness, toy_dir: Path, toy_tasks: Path) -> Callable[..., Any]:
+    """`toy_run(out, answer, *extra)`: `harness --tasks toy_colors` into `out`, the constant model answering `answer`."""
+
+    def run(out: Path, answer: str, *extra: str) -> Any:
+        return toy_colors_run(harness, toy_dir, toy_tasks, out, "constant", f"answer={answer}", *extra)
+
+    return run
+
+
+def test_a_think_block_never_reaches_a_scorer(tmp_path: Path, toy_run) -> None:
     """The toy scorer takes the whole answer: with the thinking left in, no answer is right; taken out, the run
     scores as the answer alone does, and keeps the whole output in its journal, its sample log and its results."""
     thinking = "<think>blue? green? It is red.</think>red"
-    plain = toy_run(harness, toy_dir, toy_tasks, tmp_path / "plain", "red")
-    left_in = toy_run(harness, toy_dir, toy_tasks, tmp_path / "left", thinking)
-    taken_out = toy_run(harness, toy_dir, toy_tasks, tmp_path / "out", thinking, "--reasoning_tags", "default")
+    plain = toy_run(tmp_path / "plain", "red")
+    left_in = toy_run(tmp_path / "left", thinking)
+    taken_out = toy_run(tmp_path / "out", thinking, *DEFAULT_TAGS)
     for run in (plain, left_in, taken_out):
         assert run.code == 0, run.err
     acc = {
@@ -74,21 +85,17 @@ def test_a_think_block_never_reaches_a_scorer(tmp_path: Path, toy_dir: Path, toy
     assert "reasoning_tags" not in plain.results("constant")["config"]
 
 
-def test_a_journal_written_with_other_reasoning_tags_is_not_resumed(
-    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
-) -> None:
+def test_a_journal_written_with_other_reasoning_tags_is_not_resumed(tmp_path: Path, toy_run) -> None:
     thinking = "<think>red</think>blue"
-    first = toy_run(harness, toy_dir, toy_tasks, tmp_path, thinking, "--reasoning_tags", "default")
+    first = toy_run(tmp_path, thinking, *DEFAULT_TAGS)
     assert first.code == 0, first.err
-    again = toy_run(harness, toy_dir, toy_tasks, tmp_path, thinking)
+    again = toy_run(tmp_path, thinking)
     assert again.code != 0 and "reasoning_tags" in again.err
 
 
-def test_the_sample_log_writes_the_whole_output_and_the_answer_scored(
-    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
-) -> None:
+def test_the_sample_log_writes_the_whole_output_and_the_answer_scored(tmp_path: Path, toy_run) -> None:
     thinking = "<think>blue? It is red.</think>red"
-    run = toy_run(harness, toy_dir, toy_tasks, tmp_path, thinking, "--reasoning_tags", "default")
+    run = toy_run(tmp_path, thinking, *DEFAULT_TAGS)
     assert run.code == 0, run.err
     (log,) = (tmp_path / "constant").glob("samples_toy_colors_*.jsonl")
     line = json.loads(log.read_text().splitlines()[0])

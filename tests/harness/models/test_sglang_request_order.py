@@ -6,47 +6,31 @@ length` turns the order off. Either way the same answers reach the same journals
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 from builders.mmlongbench import build_mmlongbench
-from harness.config.task_index import TaskIndex
-from harness.running.runner import Runner, RunOptions
-from harness.running.task import Task
 from tests.support import fake_sglang
+from tests.support.engine_order_runs import NIAH_CONFIGS, journalled_answers
 
 pytest.importorskip("sglang.srt.server_args", reason="SGLang's classes (make test installs them)")
-
-CONFIGS = ("niah_vh_single_8k", "niah_vh_multi_8k")
 
 
 @pytest.fixture(scope="module")
 def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mmlb_niah")
-    build_mmlongbench(source="fixture", out_dir=root, configs=list(CONFIGS))
+    build_mmlongbench(source="fixture", out_dir=root, configs=list(NIAH_CONFIGS))
     return root
 
 
 def run(order: str, data: Path, out: Path, checkpoint: Path) -> tuple[list[list[str]], dict[str, list]]:
     """(prompts in the order the engine got them, each as its pieces: text between images, and each image by a hash
     of its pixels; {task: sorted (sample id, response, metrics)})."""
-    tasks = [Task(TaskIndex([]).tasks[f"mmlongbench_{c}"]) for c in CONFIGS]
-    for task in tasks:
-        task.load(data)
     model = fake_sglang.fake_model(pretrained=str(checkpoint), context_length="65536", request_order=order)
     fake_sglang.CALLS.clear()
-    try:
-        options = RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 8}, output_dir=out, progress=False)
-        Runner(model, options).run(tasks)
-    finally:
-        model.close()
-    journals = {}
-    for task in tasks:
-        lines = (out / f"journal_{task.name}.jsonl").read_text().splitlines()[1:]
-        journals[task.name] = sorted((r["sample_id"], r["response"], r["metrics"]) for r in map(json.loads, lines))
+    journals = journalled_answers(model, data, out)
     sent = [
         pieces(prompt, images)
         for call in fake_sglang.CALLS

@@ -4,21 +4,16 @@ same journals. The engine is `fake_vllm.FakeLLM` (its answer spells what it was 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from builders.mmlongbench import build_mmlongbench
-from harness.config.task_index import TaskIndex
 from harness.models.vllm_engine.backend import VLLMModel
 from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs
-from harness.running.runner import Runner, RunOptions
-from harness.running.task import Task
 from tests.support import fake_vllm
+from tests.support.engine_order_runs import NIAH_CONFIGS, journalled_answers
 from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING, settings
-
-CONFIGS = ("niah_vh_single_8k", "niah_vh_multi_8k")
 
 
 def test_the_cache_order_is_the_default_and_prefix_caching_stays_on() -> None:
@@ -33,16 +28,12 @@ def test_the_cache_order_is_the_default_and_prefix_caching_stays_on() -> None:
 @pytest.fixture(scope="module")
 def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mmlb_niah")
-    build_mmlongbench(source="fixture", out_dir=root, configs=list(CONFIGS))
+    build_mmlongbench(source="fixture", out_dir=root, configs=list(NIAH_CONFIGS))
     return root
 
 
 def run(order: str, data: Path, out: Path) -> tuple[list[str], dict[str, list]]:
     """(sample ids in the order the engine got them, {task: sorted (sample id, response, metrics)})."""
-    index = TaskIndex([])
-    tasks = [Task(index.tasks[f"mmlongbench_{c}"]) for c in CONFIGS]
-    for task in tasks:
-        task.load(data)
     model = VLLMModel(
         settings(max_model_len=32768, request_order=order),
         llm_factory=FAKE_LLM,
@@ -50,16 +41,7 @@ def run(order: str, data: Path, out: Path) -> tuple[list[str], dict[str, list]]:
         count_online=False,
     )  # no Hub here
     fake_vllm.CALLS.clear()
-    try:
-        Runner(model, RunOptions(data_dir=data, gen_kwargs={"max_gen_toks": 8}, output_dir=out, progress=False)).run(
-            tasks
-        )
-    finally:
-        model.close()
-    journals = {}
-    for task in tasks:
-        lines = (out / f"journal_{task.name}.jsonl").read_text().splitlines()[1:]
-        journals[task.name] = sorted((r["sample_id"], r["response"], r["metrics"]) for r in map(json.loads, lines))
+    journals = journalled_answers(model, data, out)
     sent = [conversation for call in fake_vllm.CALLS for conversation in call["conversations"]]
     return [summary(conversation) for conversation in sent], journals
 

@@ -6,13 +6,12 @@ twice that; the random baseline's results carry every clustered field."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from builders.locovqa import build_locovqa
-from tests.support.clustered_results import assert_clustered_fields
+from tests.support.clustered_results import assert_clustered_fields, results_in, strict_mean_group
 
 TASKS = ["locovqa_needle_int_4", "locovqa_needle_cmp_4"]
 
@@ -24,31 +23,14 @@ def needle_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _results(folder: Path) -> dict:
-    (path,) = folder.glob("results_*.json")
-    return json.loads(path.read_text())
-
-
 def test_a_digit_is_one_item_at_every_position_and_in_both_modes(harness, needle_build: Path, tmp_path: Path) -> None:
-    groups = tmp_path / "groups"
-    groups.mkdir()
-    (groups / "needle_4.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            group: needle_4_both_modes
-            task: [{", ".join(TASKS)}]
-            aggregate_metric_list:
-              - metric: accuracy
-                aggregation: strict_mean
-            """
-        )
-    )
+    groups = strict_mean_group(tmp_path, "needle_4_both_modes", TASKS, "accuracy")
     run = harness(
         "--tasks", "needle_4_both_modes", "--model", "constant", "--model_args", "answer=0",
         "--include_path", groups, "--data_dir", needle_build, "--output_path", tmp_path / "out",
     )  # fmt: skip
     assert run.code == 0, run.err
-    results = _results(tmp_path / "out" / "constant")
+    results = results_in(tmp_path / "out" / "constant")
     assert assert_clustered_fields(results) >= 3
     for task in TASKS:  # digits 0 and 1, each at the 4 positions: "0" is right for one digit's 4 rows
         assert results["results"][task]["accuracy,none"] == pytest.approx(0.5)
@@ -63,7 +45,7 @@ def test_the_random_baseline_s_results_carry_every_clustered_field(harness, need
         "--tasks", ",".join(TASKS), "--model", "random", "--data_dir", needle_build, "--output_path", tmp_path
     )
     assert run.code == 0, run.err
-    results = _results(tmp_path / "random")
+    results = results_in(tmp_path / "random")
     assert assert_clustered_fields(results) >= 4
     journal = (tmp_path / "random" / f"journal_{TASKS[0]}.jsonl").read_text().splitlines()[1:]
     keys = {json.loads(line)["sample_id"]: json.loads(line)["cluster"] for line in journal}

@@ -30,40 +30,10 @@ def two_models(offline_build: Path, tmp_path_factory: pytest.TempPathFactory) ->
     from harness.cli import main
 
     out = tmp_path_factory.mktemp("locovqa_results")
-    assert (
-        main(
-            [
-                "--tasks",
-                "locovqa",
-                "--model",
-                "random",
-                "--data_dir",
-                str(offline_build),
-                "--output_path",
-                str(out),
-                "--no_progress",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "--tasks",
-                "locovqa_mmstar,locovqa_needle",
-                "--model",
-                "constant",
-                "--model_args",
-                "answer=A",
-                "--data_dir",
-                str(offline_build),
-                "--output_path",
-                str(out),
-                "--no_progress",
-            ]
-        )
-        == 0
-    )
+    into_out = ["--data_dir", str(offline_build), "--output_path", str(out), "--no_progress"]
+    assert main(["--tasks", "locovqa", "--model", "random", *into_out]) == 0
+    constant_a = ["--model", "constant", "--model_args", "answer=A"]
+    assert main(["--tasks", "locovqa_mmstar,locovqa_needle", *constant_a, *into_out]) == 0
     return out
 
 

@@ -10,14 +10,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import datasets
 import pytest
 
-from builders.core import contract
 from builders.milebench.build import build_milebench
 from harness.inputs.truncation import Budget
 from tasks.milebench import official_prompt
 from tasks.milebench.truncation import truncate_left
+from tests.support.hf_runs import hf_run
+from tests.support.release_rows import release_rows
 
 if TYPE_CHECKING:  # transformers costs seconds to import: only the tests that use it pay, not collection
     from transformers import PreTrainedTokenizerFast
@@ -32,11 +32,6 @@ def clevr_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("milebench_clevr")
     build_milebench(source="fixture", out_dir=root, configs=["clevr_change", "clevr_change_combined"])
     return root
-
-
-def rows_of(root: Path, config: str) -> datasets.Dataset:
-    files = contract.split_files(root / "milebench", config, "test")
-    return datasets.load_dataset("parquet", data_files={"test": files}, split="test")
 
 
 @pytest.fixture(scope="module")
@@ -105,12 +100,12 @@ def test_clevr_change_reaches_the_model_with_its_line_breaks(harness, clevr_dir:
     assert run.code == 0, run.err
     (log,) = (tmp_path / "random").glob("samples_milebench_clevr_change_2*.jsonl")
     sent = [json.loads(line)["arguments"]["gen_args_0"]["arg_0"] for line in log.read_text().splitlines()]
-    rows = rows_of(clevr_dir, "clevr_change")
+    rows = release_rows(clevr_dir, "milebench", "clevr_change")
     assert sorted({r["num_images"] for r in rows}) == [2, 3]
     breaks = {2: "\n<image>\n<image>\n", 3: "\n<image>\n<image>\n<image>"}
     assert sent == [r["instruction"] + breaks[r["num_images"]] + " Describe the change:" for r in rows]
     (combined,) = (tmp_path / "random").glob("samples_milebench_clevr_change_combined_*.jsonl")
-    combined_rows = rows_of(clevr_dir, "clevr_change_combined")
+    combined_rows = release_rows(clevr_dir, "milebench", "clevr_change_combined")
     assert [json.loads(line)["arguments"]["gen_args_0"]["arg_0"] for line in combined.read_text().splitlines()] == list(
         combined_rows["prompt"]
     )  # one grid: nothing to break
@@ -182,28 +177,15 @@ def _expected(row: dict, tokenizer) -> str:
 def test_hf_sends_the_re_decoded_prompt_and_records_it(
     harness, clevr_dir: Path, tiny_llava_sp: Path, tmp_path: Path
 ) -> None:
-    args = (
-        "--tasks",
-        "milebench_clevr_change,milebench_clevr_change_combined",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava_sp},threads=1",
-        "--gen_kwargs",
-        "max_gen_toks=2",
-        "--data_dir",
-        clevr_dir,
-        "--output_path",
-        tmp_path,
-        "--log_samples",
-    )
+    clevr = hf_run("milebench_clevr_change,milebench_clevr_change_combined", clevr_dir, checkpoint=tiny_llava_sp)
+    args = (*clevr, "--gen_kwargs", "max_gen_toks=2", "--output_path", tmp_path, "--log_samples")
     run = harness(*args)
     assert run.code == 0, run.err
     name = str(tiny_llava_sp).replace("/", "__")
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_llava_sp)
-    rows = rows_of(clevr_dir, "clevr_change")
+    rows = release_rows(clevr_dir, "milebench", "clevr_change")
     (log,) = (tmp_path / name).glob("samples_milebench_clevr_change_2*.jsonl")
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     # The prompt as sent (`harness.sent`): the re-decoded turn in the tiny LLaVA's chat template.

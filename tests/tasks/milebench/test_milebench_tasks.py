@@ -9,16 +9,15 @@ import math
 import random
 from pathlib import Path
 
-import datasets
 import pytest
 
-from builders.core import contract
 from builders.milebench.build import build_milebench
 from builders.milebench.subsets import ADV, COMBINED, CONFIGS, LEVELS, SUBSETS, TASK_IDS
 from harness.config.task_index import TaskIndex
 from harness.outputs.model_results import ModelResults
 from tasks.milebench import aggregation, report, scoring, utils
 from tests.support.clustered_results import assert_clustered_fields
+from tests.support.release_rows import release_rows
 
 TEST_CONFIGS = [name for name, cfg in CONFIGS.items() if cfg.mode != COMBINED and cfg.split != ADV]
 
@@ -28,11 +27,6 @@ def milebench_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("milebench_data")
     build_milebench(source="fixture", out_dir=root, configs=[*TEST_CONFIGS, "webqa_adv", "webqa_combined"])
     return root
-
-
-def rows_of(root: Path, config: str) -> datasets.Dataset:
-    files = contract.split_files(root / "milebench", config, "test")
-    return datasets.load_dataset("parquet", data_files={"test": files}, split="test")
 
 
 def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
@@ -69,7 +63,7 @@ def gold_response(row: dict) -> str:
 @pytest.mark.slow
 def test_every_subset_scores_100_for_its_gold_and_0_for_nonsense(milebench_dir: Path) -> None:
     for config in TEST_CONFIGS:
-        for row in rows_of(milebench_dir, config):
+        for row in release_rows(milebench_dir, "milebench", config):
             assert utils.row_scores(row, gold_response(row))["score"] == pytest.approx(100.0), (config, row["id"])
             assert utils.row_scores(row, "zzzz qqqq")["score"] == 0.0, (config, row["id"])
 
@@ -77,7 +71,7 @@ def test_every_subset_scores_100_for_its_gold_and_0_for_nonsense(milebench_dir: 
 def test_random_answers_have_the_form_each_scorer_reads(milebench_dir: Path) -> None:
     rng = random.Random(0)
     for config in TEST_CONFIGS:
-        for row in rows_of(milebench_dir, config):
+        for row in release_rows(milebench_dir, "milebench", config):
             guess = utils.random_answer(row, rng)
             if row["metric"] == "multiple_choice":
                 correct, read_as = scoring.multiple_choice(guess, row["answer"], row["choices"])

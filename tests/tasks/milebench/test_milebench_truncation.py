@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import datasets
 import pytest
 
-from builders.core import contract
 from builders.milebench.build import build_milebench
 from harness.inputs.truncation import Budget
 from tasks.milebench.truncation import truncate_left
+from tests.support.hf_runs import hf_run
+from tests.support.release_rows import release_rows
 
 INSTRUCTION = "Answer from the images."
 
@@ -123,21 +123,8 @@ def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(
 ) -> None:
     """LLaVA-1.5's shape (576 tokens per image, counted by its processor) at 4,096 tokens: the 32-image row cannot
     be sent whole; the runner cuts it from the left, the model's own count fits, and the record says how much."""
-    args = (
-        "--tasks",
-        "milebench_image_needle",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava_336},threads=1,context_length=4096",
-        "--gen_kwargs",
-        "max_gen_toks=4",
-        "--data_dir",
-        needle_dir,
-        "--output_path",
-        tmp_path,
-        "--log_samples",
-    )
+    needle = hf_run("milebench_image_needle", needle_dir, "context_length=4096", checkpoint=tiny_llava_336)
+    args = (*needle, "--gen_kwargs", "max_gen_toks=4", "--output_path", tmp_path, "--log_samples")
     run = harness(*args)
     assert run.code == 0, run.err
     name = str(tiny_llava_336).replace("/", "__")
@@ -154,8 +141,7 @@ def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(
     (log,) = (tmp_path / name).glob("samples_milebench_image_needle_*.jsonl")
     logged = [json.loads(line) for line in log.read_text().splitlines()]
     prompt = logged[2]["arguments"]["gen_args_0"]["arg_0"]
-    files = contract.split_files(needle_dir / "milebench", "image_needle", "test")
-    row = datasets.load_dataset("parquet", data_files={"test": files}, split="test")[2]
+    row = release_rows(needle_dir, "milebench", "image_needle")[2]
     # The prompt as sent (`harness.sent`): the tiny LLaVA's chat template around the cut turn.
     assert prompt.startswith("user: " + row["instruction"] + "\n") and prompt.endswith(row["question"] + "\nassistant:")
     assert row["question"].rstrip().endswith("number?")
@@ -166,36 +152,15 @@ def test_a_576_token_image_model_gets_the_many_row_cut_to_its_context(
 
 
 def test_screen_only_shows_the_cuts_and_what_cannot_fit(harness, needle_dir: Path) -> None:
-    fits = harness(
-        "--tasks",
-        "milebench_tqa",
-        "--model",
-        "hf",
-        "--model_args",
-        "context_length=600",
-        "--data_dir",
-        needle_dir,
-        "--screen_only",
-    )
+    fits = harness(*hf_run("milebench_tqa", needle_dir, "context_length=600"), "--screen_only")
     assert fits.code == 0, fits.err
     (line,) = [line for line in fits.out.splitlines() if line.startswith("| milebench_tqa |")]
     cells = [c.strip() for c in line.strip("|").split("|")]
-    files = contract.split_files(needle_dir / "milebench", "tqa", "test")
-    rows = datasets.load_dataset("parquet", data_files={"test": files}, split="test")
+    rows = release_rows(needle_dir, "milebench", "tqa")
     longer = sum(1 for r in rows if r["text_tokens"] + sum(r["image_tokens"]) > 600 - 512)
     assert cells[1:6] == ["3", "3", "0", "0", "0"] and cells[8] == str(longer) and longer >= 1  # sent, the long cut
     # 512 new tokens leave 5 for the prompt: not even the instruction fits, so it stays over length.
-    tight = harness(
-        "--tasks",
-        "milebench_tqa",
-        "--model",
-        "hf",
-        "--model_args",
-        "context_length=517",
-        "--data_dir",
-        needle_dir,
-        "--screen_only",
-    )
+    tight = harness(*hf_run("milebench_tqa", needle_dir, "context_length=517"), "--screen_only")
     (line,) = [line for line in tight.out.splitlines() if line.startswith("| milebench_tqa |")]
     cells = [c.strip() for c in line.strip("|").split("|")]
     assert cells[1:4] == ["3", "0", "3"] and cells[8] == "0"
@@ -209,16 +174,9 @@ def test_a_row_without_the_figures_the_rule_reads_fails_alone(
     build_milebench(source="fixture", out_dir=tmp_path / "data", configs=["tqa"])
     edit_build(tmp_path / "data" / "milebench", "tqa", context_tokens=lambda values: [[1], *values[1:]])
     run = harness(
-        "--tasks",
-        "milebench_tqa",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={tiny_llava},threads=1,context_length=120",
+        *hf_run("milebench_tqa", tmp_path / "data", "context_length=120", checkpoint=tiny_llava),
         "--gen_kwargs",
         "max_gen_toks=4",
-        "--data_dir",
-        tmp_path / "data",
         "--output_path",
         tmp_path / "out",
         "--allow_failures",

@@ -5,15 +5,13 @@ once, where its rule's own error takes the lengths for independent samples."""
 
 from __future__ import annotations
 
-import json
 import math
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from builders.mmlongbench.build import build_mmlongbench
-from tests.support.clustered_results import assert_clustered_fields
+from tests.support.clustered_results import assert_clustered_fields, results_in, strict_mean_group
 
 CONFIGS = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
 SINGLE_8K, SINGLE_16K, MULTI_8K = (f"mmlongbench_{c}" for c in CONFIGS)
@@ -29,26 +27,13 @@ def vh_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_constant_answer_has_the_rows_of_an_id_as_design_effect_and_a_group_counts_the_id_once(
     harness, vh_dir: Path, tmp_path: Path
 ) -> None:
-    groups = tmp_path / "groups"
-    groups.mkdir()
-    (groups / "vh_single_lengths.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            group: vh_single_lengths
-            task: [{SINGLE_8K}, {SINGLE_16K}]
-            aggregate_metric_list:
-              - metric: vh_acc
-                aggregation: strict_mean
-            """
-        )
-    )
+    groups = strict_mean_group(tmp_path, "vh_single_lengths", [SINGLE_8K, SINGLE_16K], "vh_acc")
     run = harness(
         "--tasks", f"vh_single_lengths,{MULTI_8K}", "--model", "constant", "--model_args", "answer=Yes",
         "--include_path", groups, "--data_dir", vh_dir, "--output_path", tmp_path / "out",
     )  # fmt: skip
     assert run.code == 0, run.err
-    (results_file,) = (tmp_path / "out" / "constant").glob("results_*.json")
-    results = json.loads(results_file.read_text())
+    results = results_in(tmp_path / "out" / "constant")
     assert assert_clustered_fields(results) >= 10
     behind = results["uncertainty"]
     # the fixture's ids: 3 per dataset, their golds Yes, No, Yes; "Yes" is right for all rows of two ids
@@ -74,5 +59,4 @@ def test_a_constant_answer_has_the_rows_of_an_id_as_design_effect_and_a_group_co
         "--output_path", tmp_path / "again",
     )  # fmt: skip
     assert again.code == 0, again.err
-    (second,) = (tmp_path / "again" / "constant").glob("results_*.json")
-    assert json.loads(second.read_text())["results"][SINGLE_8K] == results["results"][SINGLE_8K]
+    assert results_in(tmp_path / "again" / "constant")["results"][SINGLE_8K] == results["results"][SINGLE_8K]

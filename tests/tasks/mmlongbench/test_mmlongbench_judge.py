@@ -12,14 +12,11 @@ import pytest
 
 from builders.mmlongbench.build import build_mmlongbench
 from tasks.mmlongbench import scoring
-from tests.support.chat_server import ChatServer
+from tests.support.judged_runs import judge_server, judged_run, prompt_of
 
 TASKS = "mmlongbench_summ_8k"  # its two configs, built by `summ_dir` (conftest.py)
-
-
-def prompt_of(body: dict[str, Any]) -> str:
-    (message,) = body["messages"]
-    return message["content"] if isinstance(message["content"], str) else message["content"][0]["text"]
+GOVREPORT = "mmlongbench_summ_govreport_8k"
+CASE_1_SUMMARY = '" The claims of case 1 are settled."'  # names case 1: no recall JSON (judge_reply)
 
 
 def judge_reply(body: dict[str, Any]) -> str:
@@ -39,32 +36,13 @@ def judge_reply(body: dict[str, Any]) -> str:
 def test_summaries_are_judged_in_the_official_order_and_scored_as_fluency_f1(
     summ_dir: Path, tmp_path: Path, harness
 ) -> None:
-    server = ChatServer(answer=judge_reply)
-    server.start()
-    try:
-        out = tmp_path / "out"
-        args = (
-            "--tasks",
-            TASKS,
-            "--model",
-            "constant",
-            "--model_args",
-            'answer=" The claims of case 1 are settled."',
-            "--data_dir",
-            summ_dir,
-            "--output_path",
-            out,
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},api_key=k",
-        )
+    out = tmp_path / "out"
+    with judge_server(judge_reply) as server:
+        args = (*judged_run(server, TASKS, summ_dir, answer=CASE_1_SUMMARY), "--output_path", out)
         run = harness(*args)
         assert run.code == 0, run.err
         asked = [prompt_of(r.body) for r in server.received]
         bodies = [r.body for r in server.received]
-    finally:
-        server.stop()
     # Every summary: fluency first, then recall, then precision (only while replies parse); the paper's judge
     # model and settings unless told otherwise.
     assert {(b["model"], b["temperature"], b["max_tokens"]) for b in bodies} == {
@@ -130,25 +108,9 @@ def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
     summ_dir: Path, tmp_path: Path, harness
 ) -> None:
     # The three summaries are alike ("x"), so their fluency prompt is one call; the first recall call gets a 400.
-    server = ChatServer(answer=judge_reply, faults=["ok", "bad_request"])
-    server.start()
-    try:
-        args = (
-            "--tasks",
-            "mmlongbench_summ_govreport_8k",
-            "--model",
-            "constant",
-            "--model_args",
-            "answer=x",
-            "--data_dir",
-            summ_dir,
-            "--output_path",
-            tmp_path / "o",
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},api_key=a-long-test-key",
-        )
+    with judge_server(judge_reply, faults=["ok", "bad_request"]) as server:
+        govreport = judged_run(server, GOVREPORT, summ_dir, answer="x", judge_options="api_key=a-long-test-key")
+        args = (*govreport, "--output_path", tmp_path / "o")
         first = harness(*args)
         # A failed judge call is a failed sample: exit 1 unless --allow_failures, as README says.
         assert first.code == 1, first.err
@@ -156,8 +118,6 @@ def test_a_failed_judge_call_is_recorded_for_its_sample_and_judged_on_the_rerun(
         assert "--allow_failures" in first.err
         second = harness(*args)
         calls = len(server.received)
-    finally:
-        server.stop()
     files = sorted((tmp_path / "o" / "constant").glob("results_*.json"))
     counts = [json.loads(f.read_text())["sample_counts"]["mmlongbench_summ_govreport_8k"] for f in files]
     assert [(c["n_judged"], c["n_judge_error"]) for c in counts] == [(2, 1), (3, 0)]
@@ -188,28 +148,9 @@ def _judge_summaries(
 ):
     """(run, server): the GovReport summaries (the constant summary "x") judged through a server that answers
     the first judge calls with `faults`, failed samples allowed."""
-    server = ChatServer(answer=judge_reply, faults=faults)
-    server.start()
-    try:
-        run = harness(
-            "--tasks",
-            "mmlongbench_summ_govreport_8k",
-            "--model",
-            "constant",
-            "--model_args",
-            "answer=x",
-            "--data_dir",
-            summ_dir,
-            "--output_path",
-            out,
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},{judge_args}",
-            "--allow_failures",
-        )
-    finally:
-        server.stop()
+    with judge_server(judge_reply, faults=faults) as server:
+        govreport = judged_run(server, GOVREPORT, summ_dir, answer="x", judge_options=judge_args)
+        run = harness(*govreport, "--output_path", out, "--allow_failures")
     return run, server
 
 
@@ -257,29 +198,10 @@ def test_with_batch_the_judge_goes_through_the_batch_api(summ_dir: Path, tmp_pat
     the single calls do; the constant model, without a batch interface, answers as usual."""
     from tests.support.openai_batches import OpenAIBatchDesk
 
-    server = ChatServer(answer=judge_reply, batches=OpenAIBatchDesk(answer=judge_reply))
-    server.start()
-    try:
-        out = tmp_path / "out"
-        run = harness(
-            "--tasks",
-            TASKS,
-            "--model",
-            "constant",
-            "--model_args",
-            'answer=" The claims of case 1 are settled."',
-            "--data_dir",
-            summ_dir,
-            "--output_path",
-            out,
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},api_key=k,batch_poll=0.01",
-            "--batch",
-        )
-    finally:
-        server.stop()
+    out = tmp_path / "out"
+    with judge_server(judge_reply, batches=OpenAIBatchDesk(answer=judge_reply)) as server:
+        batched = judged_run(server, TASKS, summ_dir, answer=CASE_1_SUMMARY, judge_options="api_key=k,batch_poll=0.01")
+        run = harness(*batched, "--output_path", out, "--batch")
     assert run.code == 0, run.err
     assert "--batch: the constant backend (model) has no batch interface" in run.err
     assert server.received == []  # no judge call went alone
@@ -297,23 +219,8 @@ def test_merged_judged_shards_equal_the_unsharded_judged_run(summ_dir: Path, tmp
     """The judge's metrics are not in the journal (its replies are in the response cache, its decisions in
     `judge_<task>.jsonl`): merge joins each shard's decisions to its records, so the merged Summ tasks and groups are
     the unsharded run's; a shard whose decisions are gone is one line saying to run it again."""
-    server = ChatServer(answer=judge_reply)
-    server.start()
-    try:
-        args = (
-            "--tasks",
-            TASKS,
-            "--model",
-            "random",
-            "--data_dir",
-            summ_dir,
-            "--seed",
-            "2",
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},api_key=k",
-        )
+    with judge_server(judge_reply) as server:
+        args = (*judged_run(server, TASKS, summ_dir), "--seed", "2")
         runs = [harness(*args, "--output_path", tmp_path / "full")]
         shards = [tmp_path / f"s{index}" for index in (0, 1)]
         runs += [harness(*args, "--shard", f"{index}/2", "--output_path", s) for index, s in enumerate(shards)]
@@ -338,5 +245,3 @@ def test_merged_judged_shards_equal_the_unsharded_judged_run(summ_dir: Path, tmp
             "mmlongbench_summ_govreport_8k (doc 1"
         ) in again.err
         assert "run that shard again (it judges from the cache, generating nothing), then merge" in again.err
-    finally:
-        server.stop()

@@ -10,15 +10,14 @@ import math
 import random
 from pathlib import Path
 
-import datasets
 import pytest
 
-from builders.core import contract
 from builders.mmlongbench.build import build_mmlongbench
 from builders.mmlongbench.leaves import ABLATION_CONFIGS, BUILDABLE_CONFIGS, CONFIGS, LENGTHS, VLMEVALKIT_CONFIGS
 from harness.config.task_index import TaskIndex
 from tasks.mmlongbench import ablation_report, aggregation, report, scoring, utils
 from tests.support.clustered_results import assert_clustered_fields
+from tests.support.release_rows import release_rows
 
 CONFIGS_8K = [name for name in CONFIGS if name.endswith("_8k")]
 ABLATIONS_8K = [name for name in ABLATION_CONFIGS if name.endswith("_8k")]
@@ -29,11 +28,6 @@ def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("mmlb_data")
     build_mmlongbench(source="fixture", out_dir=root, configs=[*CONFIGS_8K, "vrag_infoseek_16k", *ABLATION_CONFIGS])
     return root
-
-
-def rows_of(mmlb_dir: Path, config: str) -> datasets.Dataset:
-    files = contract.split_files(mmlb_dir / "mmlongbench", config, "test")
-    return datasets.load_dataset("parquet", data_files={"test": files}, split="test")
 
 
 def test_task_leaves_and_groups_cover_exactly_the_builders_configs() -> None:
@@ -89,7 +83,7 @@ def gold_response(row: dict) -> str:
 @pytest.mark.slow
 def test_every_8k_dataset_scores_100_for_its_gold_and_0_for_nonsense(mmlb_dir: Path) -> None:
     for config in [*CONFIGS_8K, *ABLATIONS_8K]:
-        for row in rows_of(mmlb_dir, config):
+        for row in release_rows(mmlb_dir, "mmlongbench", config):
             right = utils.process_results(row, [gold_response(row)])
             wrong = utils.process_results(row, [" zebra"])
             if row["category"] == "summ":
@@ -121,7 +115,7 @@ def test_vh_uses_the_row_index_default_and_reports_the_fold() -> None:
 def test_random_answers_have_the_form_each_scorer_reads(mmlb_dir: Path) -> None:
     rng = random.Random(0)
     for config in [*CONFIGS_8K, *ABLATIONS_8K]:
-        row = rows_of(mmlb_dir, config)[0]
+        row = release_rows(mmlb_dir, "mmlongbench", config)[0]
         guess = utils.random_answer(row, rng)
         dataset = row["dataset"]
         if dataset.endswith(("ret_image", "reason_image")):
@@ -219,7 +213,7 @@ def test_constant_yes_scores_vh_as_the_share_of_yes_golds_folded(harness, mmlb_d
     assert run.code == 0, run.err
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())["results"]
-    golds = [json.loads(a) for a in rows_of(mmlb_dir, "niah_vh_single_8k")["answer"]]
+    golds = [json.loads(a) for a in release_rows(mmlb_dir, "mmlongbench", "niah_vh_single_8k")["answer"]]
     share = 100 * sum(g == "Yes" for g in golds) / len(golds)
     assert results["mmlongbench_niah_vh_single_8k"]["vh_acc,none"] == pytest.approx(share)
     assert results["mmlongbench_niah_vh_single_8k"]["score,none"] == pytest.approx(max(share, 100 - share))

@@ -15,7 +15,7 @@ from builders.mmlongbench.build import build_mmlongbench
 from harness.config.task_index import TaskIndex
 from tasks.mmlongbench import scoring
 from tasks.mmlongbench.scorers import v1_1
-from tests.support.chat_server import ChatServer
+from tests.support.judged_runs import judge_server, judged_run, prompt_of, vlmevalkit_judge_prompt
 
 V1_1_CONFIGS = ["v1_1_128k"]
 VLMEVALKIT = ["vlmevalkit_256k", "vlmevalkit_512k"]
@@ -26,11 +26,6 @@ def versions_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("versions")
     build_mmlongbench(source="fixture", out_dir=root, configs=[*V1_1_CONFIGS, *VLMEVALKIT])
     return root
-
-
-def prompt_of(body: dict[str, Any]) -> str:
-    (message,) = body["messages"]
-    return message["content"] if isinstance(message["content"], str) else message["content"][0]["text"]
 
 
 def judge_reply(body: dict[str, Any]) -> str:
@@ -47,9 +42,16 @@ def judge_reply(body: dict[str, Any]) -> str:
     return '{"precision": 1, "sentence_count": 2}'
 
 
-def results_of(out: Path, model: str) -> dict[str, Any]:
-    (results_file,) = (out / model).glob("results_*.json")
-    return json.loads(results_file.read_text())
+def judged_constant_run(
+    harness, tasks: str, versions_dir: Path, answer: str, out: Path
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the bodies of the judge calls, the results file) of a run into `out` of `tasks`, the constant model answering
+    `answer`, each judge call answered by `judge_reply`; the run succeeds."""
+    with judge_server(judge_reply) as server:
+        run = harness(*judged_run(server, tasks, versions_dir, answer=answer), "--output_path", out)
+        assert run.code == 0, run.err
+    (results_file,) = (out / "constant").glob("results_*.json")
+    return [r.body for r in server.received], json.loads(results_file.read_text())
 
 
 def test_each_version_has_its_tasks_and_templates() -> None:
@@ -76,30 +78,8 @@ def test_each_version_has_its_tasks_and_templates() -> None:
 def test_v1_1_runs_with_its_docvqa_judge_and_the_papers_summ_judge_in_one_command(
     versions_dir: Path, tmp_path: Path, harness
 ) -> None:
-    server = ChatServer(answer=judge_reply)
-    server.start()
-    try:
-        out = tmp_path / "out"
-        run = harness(
-            "--tasks",
-            "mmlongbench_v1_1_128k",
-            "--model",
-            "constant",
-            "--model_args",
-            'answer=" 3\nIt says so on page 2."',
-            "--data_dir",
-            versions_dir,
-            "--output_path",
-            out,
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},api_key=k",
-        )
-        assert run.code == 0, run.err
-        bodies = [r.body for r in server.received]
-    finally:
-        server.stop()
+    answer = '" 3\nIt says so on page 2."'
+    bodies, results = judged_constant_run(harness, "mmlongbench_v1_1_128k", versions_dir, answer, tmp_path / "out")
     docvqa = [b for b in bodies if "<Standard Answer>:" in prompt_of(b)]
     summ = [b for b in bodies if "<Standard Answer>:" not in prompt_of(b)]
     # Each task's own judge model in one run: V1.1's DocVQA judge, the paper's Summ judge (utils.py:443-448)
@@ -107,7 +87,6 @@ def test_v1_1_runs_with_its_docvqa_judge_and_the_papers_summ_judge_in_one_comman
     assert {b["model"] for b in summ} == {scoring.JUDGE_MODEL} and all(len(b["messages"]) == 1 for b in docvqa)
     # What the judge read: V1.1's parse reads to the end of the answer
     assert all("<Student Answer>: 3\nIt says so on page 2.\n" in prompt_of(b) for b in docvqa)
-    results = results_of(out, "constant")
     slide = results["results"]["mmlongbench_v1_1_docvqa_slidevqa_128k"]
     # The fixture's SlideVQA golds: 3 (Integer), 12.5, copper lantern, Not answerable, a List of two (one covered:
     # F1 of P 1/2 and R 1/2); the judge's point is the score, the rule score beside it.
@@ -128,36 +107,14 @@ def test_v1_1_runs_with_its_docvqa_judge_and_the_papers_summ_judge_in_one_comman
 def test_vlmevalkits_sets_run_as_vlmevalkit_scores_them_rows_weighted(
     versions_dir: Path, tmp_path: Path, harness
 ) -> None:
-    server = ChatServer(answer=judge_reply)
-    server.start()
-    try:
-        out = tmp_path / "out"
-        run = harness(
-            "--tasks",
-            "mmlongbench_vlmevalkit_256k,mmlongbench_vlmevalkit_512k,mmlongbench_vlmevalkit_as_paper_512k",
-            "--model",
-            "constant",
-            "--model_args",
-            'answer="Answer: 3"',
-            "--data_dir",
-            versions_dir,
-            "--output_path",
-            out,
-            "--judge_model",
-            "openai",
-            "--judge_args",
-            f"base_url={server.base_url},api_key=k",
-        )
-        assert run.code == 0, run.err
-        docvqa = [r.body for r in server.received if "<Standard Answer>:" in prompt_of(r.body)]
-    finally:
-        server.stop()
+    tasks = "mmlongbench_vlmevalkit_256k,mmlongbench_vlmevalkit_512k,mmlongbench_vlmevalkit_as_paper_512k"
+    bodies, results = judged_constant_run(harness, tasks, versions_dir, '"Answer: 3"', tmp_path / "out")
+    docvqa = [b for b in bodies if "<Standard Answer>:" in prompt_of(b)]
     # VLMEvalKit's judge as its alias sends it, as VLMEvalKit's wrapper sends a gpt-5 model: no temperature, its cap
     # as max_completion_tokens (issue 61)
     assert {(b["model"], b["max_completion_tokens"]) for b in docvqa} == {("gpt-5.5-2026-04-24", 1024)}
     assert not any("temperature" in b or "max_tokens" in b for b in docvqa)
     assert all("<Student Answer>: 3\n" in prompt_of(b) for b in docvqa)
-    results = results_of(out, "constant")
     counts, tasks = results["sample_counts"], results["results"]
     vk = [t for t in tasks if t.startswith("mmlongbench_vlmevalkit_") and t.endswith("_256k") and "as_paper" not in t]
     total = sum(counts[t]["n_scored"] for t in vk)
@@ -188,12 +145,6 @@ def test_the_paper_prefills_vlmevalkits_rows_and_vlmevalkit_does_not(
 
 
 def test_judge_prompt_hook_matches_the_scorers_prompt() -> None:
-    doc = {
-        "answer": json.dumps("3"),
-        "answer_format": "Integer",
-        "question": "Based on Document x, answer the following question. How many?",
-    }
-    from tasks.mmlongbench import utils_vlmevalkit
-
-    (prompt,) = utils_vlmevalkit.docvqa_judge_prompts(doc, "Answer: 3").values()
-    assert prompt == v1_1.docvqa_judge_prompt(doc["question"], "3", "3", "Integer")
+    question = "Based on Document x, answer the following question. How many?"
+    prompt = vlmevalkit_judge_prompt("3", "Integer", question, "Answer: 3")
+    assert prompt == v1_1.docvqa_judge_prompt(question, "3", "3", "Integer")

@@ -14,6 +14,7 @@ import pytest
 from harness.config.group_rules import MemberScore
 from tasks.mmlongbench import utils_v1_1, utils_vlmevalkit
 from tasks.mmlongbench.scorers import vlmevalkit
+from tests.support.judged_runs import vlmevalkit_judge_prompt
 
 HERE = Path(__file__).parent
 DECISIONS = json.loads((HERE / "official_vlmevalkit_decisions.json").read_text(encoding="utf-8"))
@@ -105,12 +106,9 @@ def test_the_judged_docvqa_score_is_vlmevalkits_float_with_errors_at_zero() -> N
 
 
 def test_the_judge_reads_the_reply_as_written_and_the_rows_own_question() -> None:
-    doc = {
-        "answer": json.dumps('["harbour", "2019"]'),
-        "answer_format": "List",
-        "question": "Based on Document report-0005, answer the following question. Which two?",
-    }
-    (prompt,) = utils_vlmevalkit.docvqa_judge_prompts(doc, "The answer is harbour.\nAnswer: harbour; 2019").values()
+    question = "Based on Document report-0005, answer the following question. Which two?"
+    reply = "The answer is harbour.\nAnswer: harbour; 2019"
+    prompt = vlmevalkit_judge_prompt('["harbour", "2019"]', "List", question, reply)
     assert prompt.startswith(
         "Now your role is a grading teacher. Your task is to review and score student answers for LIST"
     )
@@ -118,7 +116,7 @@ def test_the_judge_reads_the_reply_as_written_and_the_rows_own_question() -> Non
         "<Question>: Based on Document report-0005, answer the following question. Which two?\n"
         '<Standard Answer>: ["harbour", "2019"]\n<Student Answer>: harbour; 2019\n\n'
     )
-    (whole,) = utils_vlmevalkit.docvqa_judge_prompts({**doc, "answer_format": ""}, "harbour\n2019").values()
+    whole = vlmevalkit_judge_prompt('["harbour", "2019"]', "", question, "harbour\n2019")
     assert whole.startswith(
         "Now your role is a grading teacher. Your task is to review and score student answers based"
     )

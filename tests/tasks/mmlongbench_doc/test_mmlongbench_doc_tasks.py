@@ -14,7 +14,7 @@ from builders.mmlongbench_doc import build_mmlongbench_doc
 from builders.mmlongbench_doc.fixture import SAMPLES
 from harness.outputs.model_results import load_results
 from tasks.mmlongbench_doc import report, utils
-from tests.support.chat_server import ChatServer
+from tests.support.judged_runs import judge_server, judged_run
 
 
 @pytest.fixture(scope="module")
@@ -58,24 +58,11 @@ def extractor(body: dict[str, Any]) -> str:
 def test_the_extractor_is_asked_with_the_official_prompt_and_its_answers_scored(
     doc_dir: Path, tmp_path: Path, harness
 ) -> None:
-    server = ChatServer(answer=extractor)
-    server.start()
-    try:
-        out = tmp_path / "j"
-        args: tuple[str | Path, ...] = (
-            "--tasks",
-            "mmlongbench_doc",
-            "--model",
-            "constant",
-            "--model_args",
-            "answer=42",
-        )
-        args += ("--data_dir", doc_dir, "--output_path", out)
-        run = harness(*args, "--judge_model", "openai", "--judge_args", f"base_url={server.base_url},api_key=k")
+    out = tmp_path / "j"
+    with judge_server(extractor) as server:
+        run = harness(*judged_run(server, "mmlongbench_doc", doc_dir, answer="42"), "--output_path", out)
         assert run.code == 0, run.err
         bodies = [r.body for r in server.received]
-    finally:
-        server.stop()
     # eval/extract_answer.py's settings and messages: its prompt as the user's, the question and the reply as an
     # assistant turn after it.
     assert {(b["model"], b["temperature"], b["max_tokens"]) for b in bodies} == {("gpt-4o-2024-05-13", 0.0, 256)}

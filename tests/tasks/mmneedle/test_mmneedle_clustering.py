@@ -6,15 +6,13 @@ field."""
 
 from __future__ import annotations
 
-import json
 import statistics
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from builders.mmneedle import build_mmneedle
-from tests.support.clustered_results import assert_clustered_fields
+from tests.support.clustered_results import assert_clustered_fields, results_in, strict_mean_group
 
 K1, K5 = "mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"
 
@@ -28,15 +26,10 @@ def k1_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _results(folder: Path) -> dict:
-    (path,) = folder.glob("results_*.json")
-    return json.loads(path.read_text())
-
-
 def test_the_random_baseline_has_a_design_effect_of_one(harness, k1_dir: Path, tmp_path: Path) -> None:
     run = harness("--tasks", "mmneedle_k1", "--model", "random", "--data_dir", k1_dir, "--output_path", tmp_path)
     assert run.code == 0, run.err
-    results = _results(tmp_path / "random")
+    results = results_in(tmp_path / "random")
     assert assert_clustered_fields(results) >= 79  # 7 positive configs x 7 metrics, 7 negative x 4, 2 of the group
     behind = results["uncertainty"]
     one_image = behind["mmneedle_m1_n2_k1_pos"]["exact_acc"]
@@ -53,25 +46,13 @@ def test_the_random_baseline_has_a_design_effect_of_one(harness, k1_dir: Path, t
 
 
 def test_a_group_over_k_counts_an_m1_image_once(harness, data_dir: Path, tmp_path: Path) -> None:
-    groups = tmp_path / "groups"
-    groups.mkdir()
-    (groups / "over_k.yaml").write_text(
-        textwrap.dedent(
-            f"""\
-            group: m1_n2_over_k
-            task: [{K1}, {K5}]
-            aggregate_metric_list:
-              - metric: existence_acc
-                aggregation: strict_mean
-            """
-        )
-    )
+    groups = strict_mean_group(tmp_path, "m1_n2_over_k", [K1, K5], "existence_acc")
     run = harness(
         "--tasks", "m1_n2_over_k", "--model", "random", "--include_path", groups, "--data_dir", data_dir,
         "--output_path", tmp_path / "out",
     )  # fmt: skip
     assert run.code == 0, run.err
-    results = _results(tmp_path / "out" / "random")
+    results = results_in(tmp_path / "out" / "random")
     n = results["sample_counts"][K1]["n_scored"]
     assert results["sample_counts"][K5]["n_scored"] == n
     pooled = results["uncertainty"]["m1_n2_over_k"]["existence_acc"]
