@@ -4,19 +4,16 @@ screens and reports with it, with no other edit (docs/ADDING_A_BACKEND.md)."""
 
 from __future__ import annotations
 
-import ast
-import difflib
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.paths import PROJECT
+from tests.support.project_copy import add_registry_line, changed_lines, copy_and_add, run_in_copy
 from tests.support.toy_benchmark import build_toy, write_toy_tasks
 from tests.test_adding_a_benchmark import code_lines
 
@@ -26,55 +23,28 @@ REGISTRY = Path("harness") / "models" / "registry.py"
 REGISTRY_LINE = '    "toy": "harness.models.toy",\n'
 
 
-def add_registry_line(source: str, line: str) -> str:
-    """`line` as the last entry of the registry's `BACKENDS` table."""
-    table = next(
-        node
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "BACKENDS"
-    )
-    assert table.value is not None and table.value.end_lineno is not None
-    lines = source.splitlines(keepends=True)
-    closing = table.value.end_lineno - 1  # the line of the table's closing brace
-    return "".join(lines[:closing] + [line] + lines[closing:])
+def add_toy_backend(root: Path) -> None:
+    """The backend guide's two: the toy backend's package and its line in the backends' registry."""
+    package = root / "harness" / "models" / "toy" / "__init__.py"
+    package.parent.mkdir()
+    shutil.copy(TOY_BACKEND, package)
+    (root / REGISTRY).write_text(add_registry_line((root / REGISTRY).read_text(), "BACKENDS", REGISTRY_LINE))
 
 
 @pytest.fixture(scope="module")
 def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project's packages copied, then the toy backend's package and registry line added; nothing else touched."""
     root = tmp_path_factory.mktemp("project")
-    for package in PACKAGES:
-        shutil.copytree(PROJECT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    package = root / "harness" / "models" / "toy" / "__init__.py"
-    package.parent.mkdir()
-    shutil.copy(TOY_BACKEND, package)
-    (root / REGISTRY).write_text(add_registry_line((root / REGISTRY).read_text(), REGISTRY_LINE))
-    after = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    assert set(after) - set(before) == {package.relative_to(root)}
+    before, after = copy_and_add(root, PACKAGES, add_toy_backend)
+    assert set(after) - set(before) == {Path("harness", "models", "toy", "__init__.py")}
     assert [path for path in before if before[path] != after[path]] == [REGISTRY]
-    diff = difflib.ndiff(before[REGISTRY].decode().splitlines(True), after[REGISTRY].decode().splitlines(True))
-    assert [line for line in diff if line[:2] in ("+ ", "- ")] == ["+ " + REGISTRY_LINE]
+    assert changed_lines(before[REGISTRY], after[REGISTRY]) == ["+ " + REGISTRY_LINE]
     return root
 
 
 def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(root),
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *argv],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    """`harness ARGV` in the copy at `root`, in a child process."""
+    return run_in_copy(root, tmp_path, "harness.cli", *argv)
 
 
 @pytest.mark.slow  # copies the project, then runs, screens and reports in child processes
@@ -121,6 +91,6 @@ def test_the_guide_shows_the_toy_backend_as_it_is_and_it_is_short() -> None:
 
 def test_the_registry_line_goes_at_the_end_of_the_table() -> None:
     source = (PROJECT / REGISTRY).read_text()
-    added = add_registry_line(source, REGISTRY_LINE)
+    added = add_registry_line(source, "BACKENDS", REGISTRY_LINE)
     table = added[added.index("BACKENDS: dict[str, str] = {") :].split("}")[0]
     assert table.rstrip().endswith(REGISTRY_LINE.rstrip()) and added.count(REGISTRY_LINE) == 1

@@ -12,9 +12,6 @@ import json
 import os
 import re
 import shlex
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,26 +19,17 @@ from PIL import Image
 
 from tests.support.chat_server import ChatServer
 from tests.support.paths import PROJECT
-from tests.support.toy_benchmark import CARD_TEMPLATE, TOY_DECLARATION, write_toy_tasks
+from tests.support.project_copy import TOY_BUILDER, add_toy_benchmark, copy_and_add, run_in_copy
+from tests.support.toy_benchmark import TOY_DECLARATION
 
 PACKAGES = ("builders", "harness", "tasks", "dataset_cards")
-TOY_BUILDER = PROJECT / "tests" / "support" / "toy_builder.py"
 
 
 @pytest.fixture(scope="module")
 def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project's packages copied, then the toy benchmark's own files added; nothing else touched."""
     root = tmp_path_factory.mktemp("project")
-    for package in PACKAGES:
-        shutil.copytree(PROJECT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    added = [root / "builders" / "toy" / "__init__.py", root / "dataset_cards" / "toy" / "card.md.jinja"]
-    added[0].parent.mkdir()
-    shutil.copy(TOY_BUILDER, added[0])
-    added[1].parent.mkdir()
-    added[1].write_text(CARD_TEMPLATE)
-    write_toy_tasks(root / "tasks" / "toy")
-    after = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    before, after = copy_and_add(root, PACKAGES, add_toy_benchmark)
     new = set(after) - set(before)
     assert set(before) <= set(after) and {p.parts[:2] for p in new} == {
         ("builders", "toy"),
@@ -53,57 +41,35 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(root),
-        "HF_HUB_OFFLINE": "1",
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", *argv], cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-
-
 @pytest.mark.slow  # copies the project, then builds, runs and reports in child processes
 def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: Path) -> None:
-    listed = run(project_copy, tmp_path, "builders.cli", "list")
+    listed = run_in_copy(project_copy, tmp_path, "builders.cli", "list")
     assert listed.returncode == 0, listed.stderr
     assert "toy: 2 configs (coloured squares, for tests)" in listed.stdout and "mmneedle: 21 configs" in listed.stdout
 
-    help_text = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--help").stdout
+    help_text = run_in_copy(project_copy, tmp_path, "builders.cli", "build", "toy", "--help").stdout
     assert "--rows" in help_text and "--image-storage" in help_text and "--source" not in help_text
 
     data = tmp_path / "data"
-    built = run(
+    built = run_in_copy(
         project_copy, tmp_path, "builders.cli", "build", "toy", "--rows", "4", "--configs", "pairs", "--out", str(data)
     )
     assert built.returncode == 0, built.stderr
     assert "pairs: 4 rows" in built.stdout and f"built {data / 'toy'}" in built.stdout
-    bad = run(project_copy, tmp_path, "builders.cli", "build", "toy", "--configs", "triangles", "--out", str(data))
+    bad = run_in_copy(
+        project_copy, tmp_path, "builders.cli", "build", "toy", "--configs", "triangles", "--out", str(data)
+    )
     assert bad.returncode == 2 and "unknown config(s) triangles; valid: colors, pairs" in bad.stderr
 
-    ls = run(project_copy, tmp_path, "harness.cli", "ls")
+    ls = run_in_copy(project_copy, tmp_path, "harness.cli", "ls")
     assert ls.returncode == 0 and "toy_colors" in ls.stdout and "toy_pairs" in ls.stdout
     # The harness names the missing config's build as the user's own, and that command adds it to the build.
-    missing = run(
-        project_copy,
-        tmp_path,
-        "harness.cli",
-        "--tasks",
-        "toy",
-        "--model",
-        "constant",
-        "--data_dir",
-        str(data),
-        "--output_path",
-        str(tmp_path / "never"),
-    )
+    constant = ["--tasks", "toy", "--model", "constant", "--data_dir", str(data)]
+    missing = run_in_copy(project_copy, tmp_path, "harness.cli", *constant, "--output_path", str(tmp_path / "never"))
     assert missing.returncode == 2
     hint = missing.stderr.split("build it with: ")[1].splitlines()[0]
     assert hint == f"builders build toy --rows 4 --configs colors --out {data}"
-    added = run(project_copy, tmp_path, "builders.cli", *shlex.split(hint)[1:])
+    added = run_in_copy(project_copy, tmp_path, "builders.cli", *shlex.split(hint)[1:])
     assert added.returncode == 0 and "added colors to the build" in added.stderr, added.stderr
     manifest = json.loads((data / "toy" / "build_manifest.json").read_text())
     assert manifest["builder"] == "builders.toy" and manifest["contract"]["image_storage"] == "embedded"
@@ -116,29 +82,15 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     )
 
     out = tmp_path / "results"
-    evaluated = run(
-        project_copy,
-        tmp_path,
-        "harness.cli",
-        "--tasks",
-        "toy",
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=no",
-        "--data_dir",
-        str(data),
-        "--output_path",
-        str(out),
-        "--no_progress",
-    )
+    argv = [*constant, "--model_args", "answer=no", "--output_path", str(out), "--no_progress"]
+    evaluated = run_in_copy(project_copy, tmp_path, "harness.cli", *argv)
     assert evaluated.returncode == 0, evaluated.stderr
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())
     # colors: no row says "no"; pairs of 4 rows: rows 1-3 show two colours.
     assert results["results"]["toy_pairs"]["acc,none"] == 0.75 and results["results"]["toy_colors"]["acc,none"] == 0.0
     assert results["groups"]["toy"]["acc,none"] == 0.375
-    report = run(project_copy, tmp_path, "harness.cli", "report", str(out))
+    report = run_in_copy(project_copy, tmp_path, "harness.cli", "report", str(out))
     assert report.returncode == 0, report.stderr
     assert "| toy_pairs | 1.0 | 4 | 0 | acc | 0.7500 |" in (out / "report.md").read_text()
     the_papers_models(project_copy, tmp_path, data)
@@ -147,7 +99,7 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
 def the_papers_models(project_copy: Path, tmp_path: Path, data: Path) -> None:
     """The toy paper's models, declared in its task folder alone: `harness models` lists them, and its GPT-4o runs as
     the paper ran it (detail low on every image, the pairs' squares halved), recorded in the results."""
-    listed = run(project_copy, tmp_path, "harness.cli", "models")
+    listed = run_in_copy(project_copy, tmp_path, "harness.cli", "models")
     assert listed.returncode == 0, listed.stderr
     assert (
         'Toy "GPT-4o" (gpt-4o-2024-05-13) with image_detail=low: departs: the paper\'s own API client' in listed.stdout
@@ -158,7 +110,7 @@ def the_papers_models(project_copy: Path, tmp_path: Path, data: Path) -> None:
     try:
         out = tmp_path / "paper_run"
         os.environ["OPENAI_API_KEY"] = "sk-toy"  # the loopback server takes any key
-        ran = run(
+        ran = run_in_copy(
             project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "gpt-4o-2024-05-13",
             "--model_args", f"base_url={server.base_url}", "--data_dir", str(data), "--output_path", str(out),
             "--no_progress",

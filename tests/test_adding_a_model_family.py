@@ -5,59 +5,39 @@ its image rule, and an `hf` run builds its prompts in its format, with no other 
 
 from __future__ import annotations
 
-import ast
-import difflib
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.support.paths import PROJECT
+from tests.support.project_copy import (
+    FAMILY_REGISTRY,
+    FAMILY_REGISTRY_LINE,
+    TOY_FAMILY,
+    TOY_TEMPLATE,
+    add_registry_line,
+    add_toy_family,
+    changed_lines,
+    copy_and_add,
+)
 from tests.support.toy_benchmark import build_toy, write_toy_tasks
 from tests.test_adding_a_backend import run
 
 PACKAGES = ("builders", "harness", "tasks")
-TOY_FAMILY = PROJECT / "tests" / "support" / "toy_family.py"
-TOY_TEMPLATE = PROJECT / "tests" / "support" / "toy_chat.jinja"
-REGISTRY = Path("harness") / "models" / "families" / "__init__.py"
-REGISTRY_LINE = '    "toy": "harness.models.families.toy",\n'
-
-
-def add_registry_line(source: str, line: str) -> str:
-    """`line` as the last entry of the registry's `FAMILIES` table."""
-    table = next(
-        node
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "FAMILIES"
-    )
-    assert table.value is not None and table.value.end_lineno is not None
-    lines = source.splitlines(keepends=True)
-    closing = table.value.end_lineno - 1
-    return "".join(lines[:closing] + [line] + lines[closing:])
 
 
 @pytest.fixture(scope="module")
 def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project's packages copied, then the toy family's module, template and registry line added; nothing else."""
     root = tmp_path_factory.mktemp("project")
-    for package in PACKAGES:
-        shutil.copytree(PROJECT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    folder = root / "harness" / "models" / "families"
-    shutil.copy(TOY_FAMILY, folder / "toy.py")
-    shutil.copy(TOY_TEMPLATE, folder / "toy_chat.jinja")
-    (root / REGISTRY).write_text(add_registry_line((root / REGISTRY).read_text(), REGISTRY_LINE))
-    after = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    assert set(after) - set(before) == {
-        (folder / "toy.py").relative_to(root),
-        (folder / "toy_chat.jinja").relative_to(root),
-    }
-    assert [path for path in before if before[path] != after[path]] == [REGISTRY]
-    diff = difflib.ndiff(before[REGISTRY].decode().splitlines(True), after[REGISTRY].decode().splitlines(True))
-    assert [line for line in diff if line[:2] in ("+ ", "- ")] == ["+ " + REGISTRY_LINE]
+    before, after = copy_and_add(root, PACKAGES, add_toy_family)
+    folder = Path("harness") / "models" / "families"
+    assert set(after) - set(before) == {folder / "toy.py", folder / "toy_chat.jinja"}
+    assert [path for path in before if before[path] != after[path]] == [FAMILY_REGISTRY]
+    assert changed_lines(before[FAMILY_REGISTRY], after[FAMILY_REGISTRY]) == ["+ " + FAMILY_REGISTRY_LINE]
     return root
 
 
@@ -98,10 +78,10 @@ def test_the_guide_shows_the_toy_family_as_it_is() -> None:
     blocks = re.findall(r"^```(?:python|jinja)\n(.*?)^```", guide, flags=re.S | re.M)
     assert TOY_FAMILY.read_text() in blocks
     assert TOY_TEMPLATE.read_text() + "\n" in blocks  # the file holds no newline at its end
-    assert f"`{REGISTRY_LINE.strip()}`" in guide
+    assert f"`{FAMILY_REGISTRY_LINE.strip()}`" in guide
 
 
 def test_the_registry_line_goes_at_the_end_of_the_table() -> None:
-    added = add_registry_line((PROJECT / REGISTRY).read_text(), REGISTRY_LINE)
+    added = add_registry_line((PROJECT / FAMILY_REGISTRY).read_text(), "FAMILIES", FAMILY_REGISTRY_LINE)
     table = added[added.index("FAMILIES: dict[str, str] = {") :].split("}")[0]
-    assert table.rstrip().endswith(REGISTRY_LINE.rstrip()) and added.count(REGISTRY_LINE) == 1
+    assert table.rstrip().endswith(FAMILY_REGISTRY_LINE.rstrip()) and added.count(FAMILY_REGISTRY_LINE) == 1

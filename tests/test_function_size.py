@@ -11,21 +11,21 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.layered_modules import layered_modules
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("builders", "harness", "tasks")
 MOST_LINES = 79
 
 
 def long_functions(root: Path, most: int = MOST_LINES) -> dict[str, int]:
     """Each function under `root`'s packages longer than `most` lines, as `path:line name`, with its line count."""
     counts = {}
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    lines = (node.end_lineno or node.lineno) - node.lineno + 1
-                    if lines > most:
-                        counts[f"{path.relative_to(root).as_posix()}:{node.lineno} {node.name}"] = lines
+    for path in layered_modules(root):
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > most:
+                    counts[f"{path.relative_to(root).as_posix()}:{node.lineno} {node.name}"] = lines
     return counts
 
 

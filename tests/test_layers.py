@@ -32,8 +32,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.layered_modules import layered_modules
+
 ROOT = Path(__file__).resolve().parent.parent
-LAYERED = ("builders", "harness", "tasks")
 HARNESS_LAYERS = ("base", "config", "inputs", "models", "running", "outputs", "top")
 # harness.<name>: the base layer (`uncertainty` is a package: the statistics every layer may use; `sent`: a request as
 # sent; `fit_context`: where a row's context stands in its prompt; `schema`: the file formats validated by pydantic)
@@ -45,12 +46,11 @@ BASE_MODULES = frozenset(
 def module_names(root: Path) -> dict[str, Path]:
     """Dotted name -> file, for every module of the layered packages under `root`."""
     modules = {}
-    for top in LAYERED:
-        for path in sorted((root / top).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
+    for path in layered_modules(root):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
     return modules
 
 

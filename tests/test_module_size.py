@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.layered_modules import layered_modules
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("builders", "harness", "tasks")
 MOST_LINES = 400
 
 
 def long_modules(root: Path, most: int = MOST_LINES) -> dict[str, int]:
     """Each module under `root`'s packages longer than `most` lines, with its line count."""
     counts = {}
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            lines = len(path.read_bytes().splitlines())
-            if lines > most:
-                counts[path.relative_to(root).as_posix()] = lines
+    for path in layered_modules(root):
+        lines = len(path.read_bytes().splitlines())
+        if lines > most:
+            counts[path.relative_to(root).as_posix()] = lines
     return counts
 
 

@@ -15,8 +15,7 @@ import pytest
 
 from builders.core.benchmark import benchmark_names
 from tests.support.paths import PROJECT
-from tests.support.toy_benchmark import CARD_TEMPLATE, write_toy_tasks
-from tests.test_adding_a_model_family import REGISTRY, REGISTRY_LINE, TOY_FAMILY, TOY_TEMPLATE, add_registry_line
+from tests.support.project_copy import add_toy_benchmark, add_toy_family
 
 
 def _tracked_copy(root: Path) -> None:
@@ -55,23 +54,14 @@ NOT_IN_THE_COPY = {
 }
 
 
-@pytest.mark.slow  # the fast suite again, in a copy: several minutes
+@pytest.mark.slow(minutes=6)  # the fast suite again, in a copy (372 s of 1,066 for `-m slow -n 2`)
 def test_the_fast_suite_passes_with_the_guides_toys_added(tmp_path: Path) -> None:
     if shutil.which("git") is None or not (PROJECT / ".git").exists():
         pytest.skip("needs the project's git checkout to copy its tracked files")
     root = tmp_path / "project"
     _tracked_copy(root)
-    # The toy benchmark: its builder package, its card template, its task folder (the benchmark guide's three).
-    (root / "builders" / "toy").mkdir()
-    shutil.copy(PROJECT / "tests" / "support" / "toy_builder.py", root / "builders" / "toy" / "__init__.py")
-    (root / "dataset_cards" / "toy").mkdir()
-    (root / "dataset_cards" / "toy" / "card.md.jinja").write_text(CARD_TEMPLATE)
-    write_toy_tasks(root / "tasks" / "toy")
-    # The toy family: its module, its template and one registry line (the family guide's).
-    folder = root / "harness" / "models" / "families"
-    shutil.copy(TOY_FAMILY, folder / "toy.py")
-    shutil.copy(TOY_TEMPLATE, folder / "toy_chat.jinja")
-    (root / REGISTRY).write_text(add_registry_line((root / REGISTRY).read_text(), REGISTRY_LINE))
+    add_toy_benchmark(root)  # its builder package, its card template, its task folder (the benchmark guide's three)
+    add_toy_family(root)  # its module, its template and one registry line (the family guide's)
 
     env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     docs = subprocess.run(

@@ -10,15 +10,16 @@ counted, and the total is printed at the end of the session (`fuzz: N generated 
 from __future__ import annotations
 
 import os
-import signal
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+from tests.support.deadline import Overdue, within
 
 FUZZ = os.environ.get("MMLONGEVAL_FUZZ") == "1"
 _COUNT: Counter[str] = Counter()  # generated inputs per test
@@ -60,24 +61,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         )
 
 
-class Hang(Exception):
+class Hang(Overdue):
     """An input that was still being handled past its bound."""
 
 
-@contextmanager
-def bounded(seconds: float, what: str) -> Iterator[None]:
+def bounded(seconds: float, what: str) -> AbstractContextManager[None]:
     """Fail with `Hang` if the block runs longer than `seconds` (a timer signal interrupts it)."""
-
-    def expire(signum: int, frame: Any) -> None:
-        raise Hang(f"{what}: still running after {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return within(seconds, what, Hang)
 
 
 # --- strategies ------------------------------------------------------------------------------------------------

@@ -9,9 +9,6 @@ import http.client
 import json
 import re
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -21,6 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.cli import main
+from tests.support.results_runs import harness_run
+from tests.support.view_app import served_view
 
 from .conftest import bounded, budget, counted, mutated
 
@@ -33,15 +32,10 @@ ALLOWED = ("127.0.0.1", "localhost", "[::1]")  # the names a server on 127.0.0.1
 def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator[dict[str, object]]:
     """A run of two models with its report, links leading out of the folder in every shape, and the viewer serving
     it on a free port."""
-    import uvicorn
-
-    from harness.view.app import create_app, served_hosts
-
     root = tmp_path_factory.mktemp("fuzz_view")
     results = root / "results"
-    for model, extra in (("random", ["--log_samples"]), ("constant", ["--model_args", "answer=<b>x</b>"])):
-        argv = ["--tasks", TASK, "--model", model, *extra, "--data_dir", str(data_dir), "--no_progress"]
-        assert main([*argv, "--output_path", str(results)]) == 0
+    harness_run(results, data_dir, TASK, "random", "--log_samples")
+    harness_run(results, data_dir, TASK, "constant", "--model_args", "answer=<b>x</b>")
     assert main(["report", str(results), "--jobs", "1"]) == 0
     outside = root / "outside"
     outside.mkdir()
@@ -61,20 +55,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Iterator
     journal = model_dir / f"journal_{TASK}.jsonl"
     ids = [r["sample_id"] for r in map(json.loads, journal.read_text().splitlines()) if r["type"] == "sample"]
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = create_app(results, hosts=served_hosts("127.0.0.1", port))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield {"port": port, "ids": ids, "figures": [p.name for p in results.glob("*.png") if not p.is_symlink()]}
-    server.should_exit = True
-    thread.join(10)
+    figures = [p.name for p in results.glob("*.png") if not p.is_symlink()]
+    with served_view(results, log_level="critical") as port:
+        yield {"port": port, "ids": ids, "figures": figures}
 
 
 def _get(port: int, target: str, host: str) -> tuple[int, bytes]:
@@ -253,8 +236,7 @@ def test_a_host_the_server_was_not_started_for_is_refused_whatever_the_url(serve
 def one_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> tuple[Path, dict[str, object]]:
     """A run of one model to damage: its folder and its results file as written."""
     results = tmp_path_factory.mktemp("fuzz_view_damaged") / "results"
-    argv = ["--tasks", TASK, "--model", "random", "--log_samples", "--data_dir", str(data_dir), "--no_progress"]
-    assert main([*argv, "--output_path", str(results)]) == 0
+    harness_run(results, data_dir, TASK, "random", "--log_samples")
     (path,) = results.rglob("results_*.json")
     return path, json.loads(path.read_text())
 

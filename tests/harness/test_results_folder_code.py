@@ -9,15 +9,14 @@ command that reads a results folder runs over it, and none may leave the mark; a
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from harness import cli
 from harness.cli import main
-from harness.view.app import served_hosts
+from tests.support.results_runs import planted_task_code, record_include_path
+from tests.support.view_app import view_client
 
 # The subcommands that read a results folder, each with its command line over `results` (the shards' --output_path
 # folders under it); `merged` is an output folder of its own.
@@ -51,20 +50,9 @@ def planted(tmp_path: Path, toy_dir: Path, toy_tasks: Path) -> tuple[Path, Path,
     assert main([*argv, "--output_path", str(results / "whole")]) == 0  # what view and report read
     other = [a if a != "answer=red" else "answer=blue" for a in argv]  # a second run, for compare
     assert main([*other, "--output_path", str(results / "other")]) == 0
-    theirs = Path(shutil.copytree(toy_tasks, tmp_path / "their_tasks"))
     mark = tmp_path / "imported"
-    (theirs / "utils.py").write_text(
-        f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n"
-        + (theirs / "utils.py").read_text()
-        + "\nfrom harness.config.benchmark import Benchmark\nfrom harness.outputs.report_hooks import ReportHooks\n"
-        + "\ndef report(model, data, out_dir):\n    return []\n"
-        + "\nBENCHMARK = Benchmark('Toy', report=ReportHooks(section=report))\n"
-    )
-    (theirs / "_toy.yaml").write_text((theirs / "_toy.yaml").read_text() + "benchmark: !function utils.BENCHMARK\n")
-    for path in results.rglob("results_*.json"):
-        run = json.loads(path.read_text())
-        run["config"]["include_path"] = [str(theirs)]
-        path.write_text(json.dumps(run))
+    theirs = planted_task_code(toy_tasks, tmp_path / "their_tasks", mark, "Toy")
+    record_include_path(results, theirs)
     return results, theirs, mark
 
 
@@ -72,13 +60,7 @@ def _view(results: Path, include_paths: list[Path]) -> None:
     """Every page of `harness view` a run's task reaches: home, the runs page, the report, the samples and a sample."""
     import re
 
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    given = {"include_paths": include_paths} if include_paths else {}
-    app = create_app(results, hosts=served_hosts("127.0.0.1", 8765), **given)
-    client = TestClient(app, base_url="http://127.0.0.1:8765")
+    client = view_client(results, **({"include_paths": include_paths} if include_paths else {}))
     home = client.get("/")
     models = sorted(set(re.findall(r"[?&]model=([^&\"]+)", home.text)))
     assert home.status_code == 200 and models, home.text

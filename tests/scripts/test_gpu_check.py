@@ -86,6 +86,14 @@ def test_compare_backends_on_two_runs(mmneedle_dir, tmp_path, capsys, script_mod
     assert "a='-1' b='1, 1, 1'" in report
 
 
+def _gpu_check(bash: str, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`scripts/gpu_check.sh tiny/ckpt WORK` run by `bash` with `env`, its work folder under `tmp_path`."""
+    script = str(PROJECT / "scripts" / "gpu_check.sh")
+    return subprocess.run(
+        [bash, script, "tiny/ckpt", str(tmp_path / "work")], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
 def test_gpu_check_needs_a_gpu(tmp_path):
     bash = shutil.which("bash")
     if bash is None:
@@ -97,13 +105,7 @@ def test_gpu_check_needs_a_gpu(tmp_path):
     env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
     if shutil.which("nvidia-smi", path=env["PATH"]):
         pytest.skip("this machine has nvidia-smi")
-    result = subprocess.run(
-        [bash, str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    result = _gpu_check(bash, tmp_path, env)
     assert result.returncode == 2
     # Without the installed command, the checkout's module (python -c 'from harness.cli import main') does.
     runnable = (bin_dir / "harness").exists() or subprocess.run(
@@ -127,23 +129,11 @@ def test_gpu_check_runs_the_checkout_without_installed_commands(tmp_path):
     env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "PYTHONPATH": str(PROJECT)}
     if shutil.which("nvidia-smi", path=env["PATH"]) or shutil.which("harness", path=env["PATH"]):
         pytest.skip("this machine has nvidia-smi or an installed harness in /usr/bin")
-    result = subprocess.run(
-        ["bash", str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    result = _gpu_check("bash", tmp_path, env)
     assert result.returncode == 2
     assert "gpu_check: no nvidia-smi: this check needs an NVIDIA GPU" in result.stderr
     env["GPU_CHECK_BACKENDS"] = "openai"
-    result = subprocess.run(
-        ["bash", str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    result = _gpu_check("bash", tmp_path, env)
     assert "GPU_CHECK_BACKENDS must name hf, vllm or both, not 'openai'" in result.stderr
 
 
@@ -152,13 +142,7 @@ def test_gpu_check_names_an_unknown_benchmark(tmp_path):
     if bash is None:
         pytest.skip("no bash")
     env = {**os.environ, "GPU_CHECK_BENCHMARK": "mmlongbnech"}
-    result = subprocess.run(
-        [bash, str(PROJECT / "scripts" / "gpu_check.sh"), "tiny/ckpt", str(tmp_path / "work")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    result = _gpu_check(bash, tmp_path, env)
     assert result.returncode == 2
     assert "GPU_CHECK_BENCHMARK must be mmneedle or mmlongbench, not 'mmlongbnech'" in result.stderr
 

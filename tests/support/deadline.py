@@ -20,9 +20,11 @@ class Overdue(Exception):
 
 
 @contextmanager
-def within(seconds: float, what: str) -> Iterator[None]:
+def within(seconds: float, what: str, overdue: type[Overdue] = Overdue) -> Iterator[None]:
+    """Raise `overdue` (an `Overdue`) if the block runs longer than `seconds` (a timer signal interrupts it)."""
+
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise Overdue(f"{what}: still running after {seconds} s")
+        raise overdue(f"{what}: still running after {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)

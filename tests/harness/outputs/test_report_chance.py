@@ -8,24 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from builders.locovqa import build_locovqa
 from harness.cli import main
+from tests.support.results_runs import locovqa_random_run
 
 CONFIGS = ["mmstar_cmp_1", "mmstar_cmp_4", "needle_cmp_1", "needle_cmp_4"]
 
 
 @pytest.fixture(scope="module")
 def locovqa_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data = tmp_path_factory.mktemp("locovqa_chance_data")
-    build_locovqa(["synthetic"], data, CONFIGS, limit=2, cell_size=16)
-    out = tmp_path_factory.mktemp("locovqa_chance_results")
-    tasks = ",".join(f"locovqa_{c}" for c in CONFIGS)
-    assert (
-        main(
-            ["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out), "--no_progress"]
-        )
-        == 0
-    )
+    out = locovqa_random_run(tmp_path_factory, "locovqa_chance", CONFIGS, limit=2)
     assert main(["report", str(out)]) == 0
     return out
 

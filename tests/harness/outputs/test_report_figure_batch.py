@@ -9,6 +9,7 @@ import pytest
 
 from harness.outputs.figure_batch import MANIFEST, figure, figure_batch
 from harness.outputs.report import write_report
+from tests.support.results_runs import harness_run
 
 
 def square(colour: str) -> object:
@@ -30,26 +31,8 @@ def _figures(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
-    from harness.cli import main
-
     out = tmp_path_factory.mktemp("figure_batch_results")
-    assert (
-        main(
-            [
-                "--tasks",
-                "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
-                "--model",
-                "random",
-                "--data_dir",
-                str(data_dir),
-                "--output_path",
-                str(out),
-                "--no_progress",
-            ]
-        )
-        == 0
-    )
-    return out
+    return harness_run(out, data_dir, "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos", "random")
 
 
 @pytest.mark.slow  # three reports drawing every figure

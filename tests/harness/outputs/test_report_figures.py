@@ -9,23 +9,13 @@ import pytest
 from PIL import Image
 
 from harness.outputs.model_results import load_results
-from tests.support.report_runs import svg_texts
+from tests.support.report_runs import evaluate, svg_texts
 
 
 @pytest.mark.slow  # a run and a report drawing every figure
 def test_each_png_has_an_svg_beside_it_with_its_caption_as_text(tmp_path: Path, data_dir: Path, harness) -> None:
     out = tmp_path / "results"
-    run = harness(
-        "--tasks",
-        "mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos",
-        "--model",
-        "random",
-        "--data_dir",
-        data_dir,
-        "--output_path",
-        out,
-    )
-    assert run.code == 0, run.err
+    evaluate(harness, out, data_dir, "random", tasks="mmneedle_m10_n1_k2_pos,mmneedle_m1_n2_k1_pos")
     assert harness("report", out).code == 0
     pngs = sorted(out.glob("*.png"))
     assert [p.name for p in pngs] == ["mmneedle_cells_random.png", "mmneedle_depth_random.png"]

@@ -15,8 +15,6 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from builders.locovqa import build_locovqa
-from harness.cli import main
 from harness.outputs import verdict
 from harness.outputs.estimates import Estimate
 from harness.outputs.model_results import ModelResults, load_results
@@ -30,6 +28,7 @@ from tasks.milebench import report as milebench
 from tasks.milebench.aggregation import load_paper_results as milebench_paper
 from tasks.mmlongbench import report as mmlongbench
 from tasks.mmlongbench.aggregation import load_paper_results as mmlongbench_paper
+from tests.support.results_runs import locovqa_random_run
 
 
 def _sources(tasks: list[str], kind: str = "release") -> dict[str, dict[str, Any]]:
@@ -240,13 +239,7 @@ LOCOVQA = [f"mmstar_cmp_{n}" for n in (1, 4, 9, 16, 25, 36)]
 @pytest.fixture(scope="module")
 def locovqa_random(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The random baseline on a synthetic LoCoVQA MMStar curve of 12 items at the paper's six lengths."""
-    data = tmp_path_factory.mktemp("locovqa_verdict_data")
-    build_locovqa(["synthetic"], data, LOCOVQA, limit=12, cell_size=16)
-    out = tmp_path_factory.mktemp("locovqa_verdict_results")
-    tasks = ",".join(f"locovqa_{c}" for c in LOCOVQA)
-    argv = ["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out), "--no_progress"]
-    assert main(argv) == 0
-    return out
+    return locovqa_random_run(tmp_path_factory, "locovqa_verdict", LOCOVQA, limit=12)
 
 
 def _as_release(data: ModelResults) -> ModelResults:

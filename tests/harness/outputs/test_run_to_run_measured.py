@@ -12,15 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from harness.outputs import verdict
 from harness.outputs.run_to_run import Changes, MeasuredRunToRun, measured_run_to_run
-from harness.outputs.verdict import Paper
-from tests.harness.outputs.test_verdict_run_to_run import (
-    IDS,
-    ROWS_PER_ID,
-    _estimate,
-    _one_cell_mark,
-    _paper_run,
-    _rerun,
-)
+from tests.harness.outputs.test_verdict_run_to_run import _rerun, mark_shares, simulated_marks
 
 REPLICATIONS = 200
 
@@ -41,17 +33,15 @@ def _measured(rng: np.random.Generator, frozen: np.ndarray) -> MeasuredRunToRun:
     return MeasuredRunToRun({"t": Changes(len(frozen), changed, float(changed))}, "two simulated runs")
 
 
+def _measured_mode(rng: np.random.Generator, paper: np.ndarray) -> verdict.Mode:
+    """The same-items mode on the spread measured from two simulated runs of the paper's rows."""
+    spread = _measured(rng, paper).spread(["t"], verdict.ASSUMED_RUN_TO_RUN)
+    return verdict.Mode(verdict.SAME_ITEMS, "the paper's rows", 5.0, run_to_run=spread)
+
+
 def _marks(seed: int, gap: float) -> dict[str, float]:
-    rng = np.random.default_rng(seed)
-    counts: dict[str, float] = {}
-    for _ in range(REPLICATIONS):
-        paper = _paper_run(rng)
-        spread = _measured(rng, paper).spread(["t"], verdict.ASSUMED_RUN_TO_RUN)
-        mode = verdict.Mode(verdict.SAME_ITEMS, "the paper's rows", 5.0, run_to_run=spread)
-        ours, target = _estimate(_rerun(paper, rng, gap)), 100 * float(paper.mean())
-        mark = _one_cell_mark(verdict.compare(ours, Paper(target, IDS * ROWS_PER_ID, IDS), mode))
-        counts[mark] = counts.get(mark, 0) + 1 / REPLICATIONS
-    return counts
+    simulated = simulated_marks(seed, gap, REPLICATIONS, _measured_mode)
+    return mark_shares((mark for _, _, mark in simulated), REPLICATIONS)
 
 
 def test_a_measured_spread_agrees_with_a_faithful_run_and_not_with_a_ten_point_gap() -> None:

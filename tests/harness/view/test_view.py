@@ -15,11 +15,11 @@ import pytest
 
 from harness.cli import main
 from harness.view import sample_index
-from harness.view.app import served_hosts
 from harness.view.safe_files import inside
 from harness.view.sample_index import build_index
+from tests.support.results_runs import harness_run
+from tests.support.view_app import view_client
 
-BASE = "http://127.0.0.1:8765"  # a Host the test apps are started for
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 
 
@@ -140,33 +140,11 @@ def test_a_url_names_only_files_inside_the_results_folder(tmp_path: Path) -> Non
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("view_run")
-    assert (
-        main(
-            [
-                "--tasks",
-                "mmneedle_m1_n2_k1_pos",
-                "--model",
-                "constant",
-                "--model_args",
-                f"answer={HOSTILE}",
-                "--data_dir",
-                str(data_dir),
-                "--output_path",
-                str(out),
-                "--no_progress",
-            ]
-        )
-        == 0
-    )
-    return out
+    return harness_run(out, data_dir, "mmneedle_m1_n2_k1_pos", "constant", "--model_args", f"answer={HOSTILE}")
 
 
 def test_pages_escape_untrusted_text_and_serve_only_the_prompts_images(run_dir: Path) -> None:
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    client = TestClient(create_app(run_dir, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
+    client = view_client(run_dir)
     home = client.get("/")
     assert home.status_code == 200 and "mmneedle_m1_n2_k1_pos" in home.text
     assert "script-src 'self'" in home.headers["content-security-policy"]
@@ -189,10 +167,6 @@ def test_pages_escape_untrusted_text_and_serve_only_the_prompts_images(run_dir: 
 
 
 def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -> None:
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
     copy = tmp_path / "results"
     shutil.copytree(run_dir, copy)
     for path in copy.rglob("results_*.json"):
@@ -200,7 +174,7 @@ def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -
         for entry in results["datasets"].values():
             entry["location"] = str(tmp_path / "gone" / "mmneedle")
         path.write_text(json.dumps(results))
-    client = TestClient(create_app(copy, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
+    client = view_client(copy)
     table = client.get("/samples", params={"model": "constant", "task": "mmneedle_m1_n2_k1_pos"})
     assert table.status_code == 200 and 'id="data-problem"' in table.text and "12 of 12 samples" in table.text
     sample = client.get(

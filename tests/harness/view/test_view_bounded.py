@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.view.app import served_hosts
+from tests.support.results_runs import harness_run, model_folder, results_copy
+from tests.support.view_app import view_client
 
 TASK = "mmneedle_m1_n2_k1_pos"
 GiB = 1 << 30
@@ -26,27 +25,19 @@ MiB = 1 << 20
 @pytest.fixture(scope="module")
 def logged_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("bounded_run")
-    argv = ["--tasks", TASK, "--model", "constant", "--model_args", "answer=GUESS", "--data_dir", str(data_dir)]
-    assert main([*argv, "--output_path", str(out), "--no_progress", "--log_samples"]) == 0
-    return out
+    return harness_run(out, data_dir, TASK, "constant", "--model_args", "answer=GUESS", "--log_samples")
 
 
 @pytest.fixture
 def results(logged_run: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(logged_run, tmp_path / "results", symlinks=True))
+    return results_copy(logged_run, tmp_path)
 
 
-def _client(results: Path):
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
-
-
-def _model_dir(results: Path) -> Path:
-    (folder,) = {p.parent for p in results.rglob("results_*.json")}
-    return folder
+def _split_journal(results: Path) -> tuple[Path, bytes, list[bytes], str]:
+    """The run's journal: its path, its header line, its other lines, and the first sample's id."""
+    journal = model_folder(results) / f"journal_{TASK}.jsonl"
+    header, *rest = journal.read_bytes().splitlines(keepends=True)
+    return journal, header, rest, json.loads(rest[0])["sample_id"]
 
 
 def sparse(path: Path, size: int, prefix: bytes = b"", suffix: bytes = b"") -> Path:
@@ -70,7 +61,7 @@ def peak(call: Callable[[], object]) -> tuple[object, int]:
 
 def test_a_report_past_its_bound_is_one_line_on_its_page(results: Path) -> None:
     sparse(results / "report.md", 2 * GiB, b"# Evaluation report\n")
-    page, held = peak(lambda: _client(results).get("/report/"))
+    page, held = peak(lambda: view_client(results).get("/report/"))
     assert page.status_code == 404  # type: ignore[attr-defined]
     assert "report.md: 2,147,483,648 bytes, over the 16 MiB that a report can hold; not read" in page.text  # type: ignore[attr-defined]
     assert held < 64 * MiB
@@ -79,15 +70,15 @@ def test_a_report_past_its_bound_is_one_line_on_its_page(results: Path) -> None:
 def test_a_figure_past_its_bound_is_one_line_on_its_page(results: Path) -> None:
     figure = sparse(results / "figure.png", 2 * GiB, b"\x89PNG\r\n\x1a\n")
     (results / ".report_figures.json").write_text(json.dumps({"figure.png": {"sha256": "0" * 64}}))
-    page, held = peak(lambda: _client(results).get("/report/figure.png"))
+    page, held = peak(lambda: view_client(results).get("/report/figure.png"))
     assert page.status_code == 404  # type: ignore[attr-defined]
     assert f"{figure.name}: 2,147,483,648 bytes, over the 64 MiB that a figure can hold; not read" in page.text  # type: ignore[attr-defined]
     assert held < 64 * MiB
 
 
 def test_a_results_file_past_its_bound_is_left_out_in_one_line(results: Path, capsys: pytest.CaptureFixture) -> None:
-    sparse(_model_dir(results) / "results_zzz.json", 2 * GiB, b'{"results": {}, "config": {}, "x": "')
-    home, held = peak(lambda: _client(results).get("/"))
+    sparse(model_folder(results) / "results_zzz.json", 2 * GiB, b'{"results": {}, "config": {}, "x": "')
+    home, held = peak(lambda: view_client(results).get("/"))
     err = capsys.readouterr().err
     assert home.status_code == 200 and "results_zzz.json" in home.text  # type: ignore[attr-defined]
     line = next(line for line in err.splitlines() if "results_zzz.json" in line)
@@ -98,14 +89,14 @@ def test_a_results_file_past_its_bound_is_left_out_in_one_line(results: Path, ca
 def test_journal_and_sample_log_lines_past_their_bound_are_passed_by(results: Path) -> None:
     """A journal line of 2 GiB among the records (the index leaves it out, and counts it), and a sample log whose
     lines are 2 GiB: the table and the sample page show, in little memory."""
-    model_dir = _model_dir(results)
+    model_dir = model_folder(results)
     journal = model_dir / f"journal_{TASK}.jsonl"
     records = journal.read_bytes()
     sparse(journal, len(records) + 2 * GiB, records, b"\n")
     (log,) = model_dir.glob(f"samples_{TASK}_*.jsonl")
     sparse(log, 2 * GiB, b'{"doc_id": 0, "x": "', b'"}\n')
     sample_id = next(json.loads(line)["sample_id"] for line in records.splitlines() if b'"sample"' in line)
-    client = _client(results)
+    client = view_client(results)
 
     def pages() -> tuple[object, object]:
         table = client.get("/samples", params={"model": "constant", "task": TASK})
@@ -120,11 +111,8 @@ def test_journal_and_sample_log_lines_past_their_bound_are_passed_by(results: Pa
 
 def test_a_journal_header_whose_parts_is_no_object_is_a_header_without_parts(results: Path) -> None:
     """The issue's `parts` as a string made `/sample` an HTTP 500."""
-    model_dir = _model_dir(results)
-    journal = model_dir / f"journal_{TASK}.jsonl"
-    header, *rest = journal.read_bytes().splitlines(keepends=True)
-    sample_id = json.loads(rest[0])["sample_id"]
-    client = _client(results)
+    journal, header, rest, sample_id = _split_journal(results)
+    client = view_client(results)
     for parts in ("a string", 5, ["a", "list"], None):
         damaged = json.dumps({**json.loads(header), "parts": parts}).encode() + b"\n"
         journal.write_bytes(damaged + b"".join(rest))
@@ -137,11 +125,8 @@ def test_a_journal_header_whose_parts_is_no_object_is_a_header_without_parts(res
 
 
 def test_a_journal_header_past_its_bound_is_no_header(results: Path) -> None:
-    model_dir = _model_dir(results)
-    journal = model_dir / f"journal_{TASK}.jsonl"
-    header, *rest = journal.read_bytes().splitlines(keepends=True)
-    sample_id = json.loads(rest[0])["sample_id"]
-    client = _client(results)
+    journal, _, rest, sample_id = _split_journal(results)
+    client = view_client(results)
     sparse(journal, 2 * GiB, b'{"type": "header", "x": "', b'"}\n' + b"".join(rest))
     page, held = peak(lambda: client.get("/sample", params={"model": "constant", "task": TASK, "id": sample_id}))
     assert page.status_code == 200 and held < 160 * MiB  # type: ignore[attr-defined]

@@ -10,15 +10,14 @@ from __future__ import annotations
 import http.client
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from tests.support.results_runs import harness_run
+from tests.support.view_app import served_view
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
@@ -41,23 +40,8 @@ def _files(folder: Path) -> dict[str, tuple[int, int]]:
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("view_results")
-    for model in (["random", "--log_samples"], ["constant", "--model_args", f"answer={HOSTILE}"]):
-        assert (
-            main(
-                [
-                    "--tasks",
-                    TASKS,
-                    "--model",
-                    *model,
-                    "--data_dir",
-                    str(data_dir),
-                    "--output_path",
-                    str(out),
-                    "--no_progress",
-                ]
-            )
-            == 0
-        )
+    harness_run(out, data_dir, TASKS, "random", "--log_samples")
+    harness_run(out, data_dir, TASKS, "constant", "--model_args", f"answer={HOSTILE}")
     assert main(["report", str(out), "--jobs", "1"]) == 0
     secret = tmp_path_factory.mktemp("outside") / "secret.png"
     secret.write_bytes(b"\x89PNG\r\n\x1a\n not for the viewer")
@@ -67,28 +51,8 @@ def results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def server(results: Path) -> Iterator[str]:
-    yield from _serve(results)
-
-
-def _serve(results: Path) -> Iterator[str]:
-    import uvicorn
-
-    from harness.view.app import create_app, served_hosts
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = create_app(results, hosts=served_hosts("127.0.0.1", port))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    with served_view(results) as port:
+        yield f"127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
@@ -247,10 +211,10 @@ def wide_report(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Ite
     deep = tmp_path_factory.mktemp("wide") / "a-folder-of-evaluation-data-with-a-long-name" / "builds-of-the-benchmarks"
     shutil.copytree(data_dir / "mmneedle", deep / "mmneedle")
     out = tmp_path_factory.mktemp("wide_results")
-    argv = ["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", str(deep), "--no_progress"]
-    assert main([*argv, "--output_path", str(out)]) == 0
+    harness_run(out, deep, "mmneedle_m1_n2_k1_pos", "random")
     assert main(["report", str(out), "--no_figures"]) == 0
-    yield from _serve(out)
+    with served_view(out) as port:
+        yield f"127.0.0.1:{port}"
 
 
 def test_the_report_page_fits_a_1280_px_window(wide_report: str, browser) -> None:

@@ -13,18 +13,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.view.app import served_hosts
+from tests.support.results_runs import harness_run
+from tests.support.view_app import view_client
 
 REPO = Path(__file__).resolve().parents[3]
 NEEDLE = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos", "mmneedle_m1_n2_k5_pos"]
-
-
-def _client(results: Path):
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
 
 
 def _count(page: str) -> str:
@@ -41,15 +34,14 @@ def needle_results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> 
     """MMNeedle's random baseline on four tasks (its journals hold the K = 2 and K = 5 metric lists), the constant
     answer on the K = 1 ones, and the report."""
     out = tmp_path_factory.mktemp("view_groups")
-    common = ["--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"]
-    assert main(["--tasks", ",".join(NEEDLE), "--model", "random", *common]) == 0
-    assert main(["--tasks", ",".join(NEEDLE[:2]), "--model", "constant", "--model_args", "answer=-1", *common]) == 0
+    harness_run(out, data_dir, ",".join(NEEDLE), "random")
+    harness_run(out, data_dir, ",".join(NEEDLE[:2]), "constant", "--model_args", "answer=-1")
     assert main(["report", str(out), "--jobs", "1"]) == 0
     return out
 
 
 def test_a_group_page_draws_the_benchmarks_grid_and_each_cell_opens_its_samples(needle_results: Path) -> None:
-    client = _client(needle_results)
+    client = view_client(needle_results)
     page = client.get("/samples", params={"model": "random", "task": "mmneedle"})
     assert page.status_code == 200 and _count(page.text) == "48 of 48 samples"
     assert sorted(_links(page.text, "member-link")) == sorted(f"/samples?model=random&task={t}" for t in NEEDLE)
@@ -69,7 +61,7 @@ def test_a_group_page_draws_the_benchmarks_grid_and_each_cell_opens_its_samples(
 def test_a_group_url_without_a_model_opens_the_model_that_ran_it_or_the_two_side_by_side(
     needle_results: Path, tmp_path: Path
 ) -> None:
-    client = _client(needle_results)
+    client = view_client(needle_results)
     both = client.get("/samples", params={"task": "mmneedle_k1"}, follow_redirects=False)
     assert both.status_code == 303 and both.headers["location"] == "/samples?task=mmneedle_k1&model=constant&vs=random"
     one = client.get("/samples", params={"task": "mmneedle_k2", "show": "wrong"}, follow_redirects=False)
@@ -85,7 +77,7 @@ def test_a_group_url_without_a_model_opens_the_model_that_ran_it_or_the_two_side
         run["config"]["model_name"] = "again"
         path.write_text(json.dumps(run))
     task = NEEDLE[0]
-    choose = _client(three).get("/samples", params={"task": task})
+    choose = view_client(three).get("/samples", params={"task": task})
     assert choose.status_code == 200 and _links(choose.text, "model-link") == [
         f"/samples?task={task}&model={model}" for model in ("again", "constant", "random")
     ]
@@ -101,7 +93,7 @@ def test_a_group_url_without_a_model_opens_the_model_that_ran_it_or_the_two_side
 
 
 def test_every_table_row_of_report_md_links_to_its_page(needle_results: Path) -> None:
-    client = _client(needle_results)
+    client = view_client(needle_results)
     report = client.get("/report/").text
     rows = [row for row in re.findall(r"<tr>(.*?)</tr>", report, re.S) if "<td" in row]
     data_rows = [row for row in rows if re.search(r"<td>(D\d+|tasks run|samples (not )?scored)", row)]
@@ -114,7 +106,7 @@ def test_every_table_row_of_report_md_links_to_its_page(needle_results: Path) ->
 
 
 def test_metric_lists_show_as_tables(needle_results: Path) -> None:
-    client = _client(needle_results)
+    client = view_client(needle_results)
     table = client.get("/samples", params={"model": "random", "task": "mmneedle_m10_n1_k2_pos"}).text
     page = client.get(_links(table, "sample-link")[0]).text
     assert page.count('<table class="metric-list">') >= 4  # by cell, by depth, individual index and exact
@@ -133,9 +125,7 @@ def locovqa_and_vh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_locovqa(["synthetic"], root / "data", configs, limit=2, cell_size=16)
     build_mmlongbench(source="fixture", out_dir=root / "data", configs=["niah_vh_single_8k", "vrag_infoseek_8k"])
     tasks = [f"locovqa_{c}" for c in configs] + ["mmlongbench_niah_vh_single_8k", "mmlongbench_vrag_infoseek_8k"]
-    argv = ["--tasks", ",".join(tasks), "--model", "random", "--data_dir", str(root / "data"), "--no_progress"]
-    assert main([*argv, "--output_path", str(root / "results")]) == 0
-    return root / "results"
+    return harness_run(root / "results", root / "data", ",".join(tasks), "random")
 
 
 def _marks(page: str) -> list[tuple[str, str, str]]:
@@ -146,7 +136,7 @@ def _marks(page: str) -> list[tuple[str, str, str]]:
 def test_the_question_image_is_outlined_for_locovqa_and_vh_and_their_groups_draw_their_grids(
     locovqa_and_vh: Path,
 ) -> None:
-    client = _client(locovqa_and_vh)
+    client = view_client(locovqa_and_vh)
     model = "random"
     for task in ("locovqa_needle_cmp_4", "locovqa_needle_int_4", "mmlongbench_niah_vh_single_8k"):
         table = client.get("/samples", params={"model": model, "task": task}).text
@@ -183,7 +173,7 @@ def test_a_wrongly_typed_view_hooks_is_said_once_and_the_pages_still_serve(
     broken = replace(module.BENCHMARK, view={"group_grid": {"rows": ["M"], "columns": ["N"]}})
     monkeypatch.setattr(module, "BENCHMARK", broken)
     capsys.readouterr()
-    client = _client(needle_results)
+    client = view_client(needle_results)
     page = client.get("/samples", params={"model": "random", "task": "mmneedle"})
     assert page.status_code == 200 and _count(page.text) == "48 of 48 samples"
     assert _links(page.text, "grid-link") == []  # no hooks: no grid

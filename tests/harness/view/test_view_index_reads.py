@@ -18,13 +18,13 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from harness.cli import main
 from harness.outputs.paired_runs import paired_rows, paired_task, pick_runs
 from harness.running.journal import record_line
 from harness.view import journal_columns, sample_index
-from harness.view.app import served_hosts
 from harness.view.pairs import pair_indexes
 from harness.view.sample_index import build_index
+from tests.support.results_runs import run_both_baselines
+from tests.support.view_app import view_client
 
 K1, K5 = "mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"
 SAMPLES = 20_000
@@ -44,21 +44,10 @@ def _grow(journal: Path, samples: int) -> None:
 
 @pytest.fixture(scope="module")
 def grown(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
-    out = tmp_path_factory.mktemp("view_index_reads")
-    common = ["--tasks", f"{K1},{K5}", "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"]
-    assert main(["--model", "random", *common]) == 0
-    assert main(["--model", "constant", "--model_args", "answer=-1", *common]) == 0
+    out = run_both_baselines(tmp_path_factory.mktemp("view_index_reads"), data_dir, f"{K1},{K5}")
     for model in ("random", "constant"):
         _grow(out / model / f"journal_{K1}.jsonl", SAMPLES)
     return out
-
-
-def _client(results: Path):
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
 
 
 def _sample_of(link: str) -> str:
@@ -84,7 +73,7 @@ def _overwrite_all_but(journal: Path, kept: set[str]) -> int:
 def test_a_page_reads_only_its_rows_of_a_20000_row_journal(grown: Path, tmp_path: Path) -> None:
     results = tmp_path / "results"
     shutil.copytree(grown, results)
-    client = _client(results)
+    client = view_client(results)
     table = {"model": "random", "task": K1, "sort": "sample", "page": "7"}
     pairs = {"task": K1, "a": "random", "b": "constant", "metric": "exact_acc"}
     pages = {

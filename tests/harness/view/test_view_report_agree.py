@@ -20,7 +20,8 @@ import pytest
 
 from harness.cli import main
 from harness.config.task_index import TaskIndex
-from harness.view.app import served_hosts
+from tests.support.results_runs import harness_run
+from tests.support.view_app import view_client
 
 RANDOM = [
     "mmneedle_k1",
@@ -59,21 +60,12 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_milebench(source="fixture", out_dir=data, configs=sorted(set(configs["milebench"])))
     build_locovqa(["synthetic"], data, sorted(set(configs["locovqa"])), limit=2, cell_size=16)
     out = root / "results"
-    common = ["--data_dir", str(data), "--output_path", str(out), "--no_progress"]
     for tasks in RANDOM:
-        assert main(["--tasks", tasks, "--model", "random", *common]) == 0
+        harness_run(out, data, tasks, "random")
     for tasks in CONSTANT:
-        assert main(["--tasks", tasks, "--model", "constant", "--model_args", "answer=-1", *common]) == 0
+        harness_run(out, data, tasks, "constant", "--model_args", "answer=-1")
     assert main(["report", str(out), "--no_figures"]) == 0
     return out
-
-
-def _client(results: Path):
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
 
 
 def _text(fragment: str) -> str:
@@ -175,7 +167,7 @@ def _grid_cells(page: str) -> list[tuple[str, str, str, str]]:
 
 def _opened(demo: Path):
     """report.md read, a client of the viewer, its index page and the index's cells."""
-    client = _client(demo)
+    client = view_client(demo)
     home = client.get("/").text
     return Report((demo / "report.md").read_text()), client, home, _index(home)
 

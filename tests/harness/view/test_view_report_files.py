@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.view.app import served_hosts
+from tests.support.results_runs import harness_run
+from tests.support.view_app import view_client
 
 TASK = "mmneedle_m1_n2_k1_pos"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
@@ -19,8 +20,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 64
 @pytest.fixture(scope="module")
 def needle_results(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("view_report_files")
-    argv = ["--tasks", TASK, "--model", "random", "--data_dir", str(data_dir), "--output_path", str(out)]
-    assert main([*argv, "--no_progress"]) == 0
+    harness_run(out, data_dir, TASK, "random")
     assert main(["report", str(out), "--jobs", "1"]) == 0
     return out
 
@@ -32,12 +32,7 @@ def test_the_viewer_writes_no_hash_cache_and_serves_only_the_reports_own_figures
 
     cache = tmp_path / "hashes" / "file_hashes.json"
     monkeypatch.setenv(HASH_CACHE_ENV, str(cache))  # empty: every build file is hashed anew
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    app = create_app(needle_results, hosts=served_hosts("127.0.0.1", 8765))
-    client = TestClient(app, base_url="http://127.0.0.1:8765")
+    client = view_client(needle_results)
     table = client.get("/samples", params={"model": "random", "task": TASK}).text
     sample = re.search(r'class="sample-link" href="([^"]+)"', table)
     assert sample and client.get(sample.group(1).replace("&amp;", "&")).status_code == 200

@@ -8,28 +8,21 @@ import re
 
 import pytest
 
-from harness.cli import main
-from harness.view.app import served_hosts
-
-BASE = "http://127.0.0.1:8765"
+from tests.support.results_runs import harness_run
+from tests.support.view_app import view_client
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory):
-    from starlette.testclient import TestClient
-
     from builders.milebench.build import build_milebench
     from builders.mmlongbench.build import build_mmlongbench
-    from harness.view.app import create_app
 
     data = tmp_path_factory.mktemp("data")
     build_mmlongbench(source="fixture", out_dir=data, configs=["docvqa_mmlongbench_doc_8k"])
     build_milebench(source="fixture", out_dir=data, configs=["action_localization"])
     out = tmp_path_factory.mktemp("results")
     tasks = "mmlongbench_docvqa_mmlongbench_doc_8k,milebench_action_localization"
-    argv = ["--tasks", tasks, "--model", "random", "--data_dir", str(data), "--output_path", str(out), "--no_progress"]
-    assert main(argv) == 0
-    return TestClient(create_app(out, hosts=served_hosts("127.0.0.1", 8765)), base_url=BASE)
+    return view_client(harness_run(out, data, tasks, "random"))
 
 
 def sample_links(client, task: str) -> list[str]:

@@ -14,21 +14,13 @@ from typing import Any
 
 import pytest
 
-from harness.cli import main
 from harness.uncertainty.comparisons import wilson_interval
 from harness.view import sample_index
-from harness.view.app import served_hosts
 from harness.view.sample_index import build_index
+from tests.support.results_runs import run_both_baselines
+from tests.support.view_app import view_client
 
 K1, K5 = "mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k5_pos"
-
-
-def _client(results: Path):
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    return TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
 
 
 def _links(page: str, kind: str) -> list[str]:
@@ -51,11 +43,7 @@ def _results(results: Path, model: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def two_baselines(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
-    out = tmp_path_factory.mktemp("view_uncertainty")
-    common = ["--tasks", f"{K1},{K5}", "--data_dir", str(data_dir), "--output_path", str(out), "--no_progress"]
-    assert main(["--model", "random", *common]) == 0
-    assert main(["--model", "constant", "--model_args", "answer=-1", *common]) == 0
-    return out
+    return run_both_baselines(tmp_path_factory.mktemp("view_uncertainty"), data_dir, f"{K1},{K5}")
 
 
 def _error_rows(page: str) -> dict[str, list[str]]:
@@ -75,7 +63,7 @@ def _docs_interval(value: float, stderr: float, clustered: float, n_clusters: in
 
 
 def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effective_n(two_baselines: Path) -> None:
-    client = _client(two_baselines)
+    client = view_client(two_baselines)
     for model in ("random", "constant"):
         page = client.get("/samples", params={"model": model, "task": K1})
         assert page.status_code == 200 and 'id="metric-errors"' in page.text
@@ -104,7 +92,7 @@ def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effe
 
 
 def test_the_two_model_view_lists_the_discordant_rows_with_mcnemars_counts(two_baselines: Path) -> None:
-    client = _client(two_baselines)
+    client = view_client(two_baselines)
     random, constant = _journal(two_baselines, "random", K1), _journal(two_baselines, "constant", K1)
     right = {s for s, r in random.items() if r["metrics"]["exact_acc"] == 1.0}
     wrong = {s for s, r in constant.items() if r["metrics"]["exact_acc"] == 0.0}
@@ -132,7 +120,7 @@ def test_the_two_model_view_lists_the_discordant_rows_with_mcnemars_counts(two_b
 
 
 def test_a_sample_page_lists_the_rows_sharing_its_cluster_key(two_baselines: Path, monkeypatch) -> None:
-    client = _client(two_baselines)
+    client = view_client(two_baselines)
     k1, k5 = _journal(two_baselines, "random", K1), _journal(two_baselines, "random", K5)
     sample_id, record = next(iter(sorted(k1.items())))
     keys = set(record["cluster"])
@@ -159,7 +147,7 @@ def test_the_home_page_gives_a_proportion_reports_wilson_interval_never_plus_min
     """The index's interval is report.md's (`estimates.Estimate.interval`, docs/statistics.md): it once was Wilson's
     on n / deff from the `uncertainty` section, a second formula that gave 56 of the demo's 164 cells other brackets
     than the report's (issue 54)."""
-    page = _client(two_baselines).get("/").text
+    page = view_client(two_baselines).get("/").text
     assert "± 0.0" not in page
     for model in ("random", "constant"):
         entries = _results(two_baselines, model)["results"]

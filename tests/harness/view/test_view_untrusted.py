@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
 from harness.view.app import served_hosts, split_host
+from tests.support.results_runs import harness_run, model_folder, planted_task_code, record_include_path, results_copy
+from tests.support.view_app import view_client
 
 TASK = "mmneedle_m1_n2_k1_pos"
 BASE = "http://127.0.0.1:8765"
@@ -30,28 +31,13 @@ BIG = "9" * 5000  # past Python's 4,300-digit limit for int(str)
 @pytest.fixture(scope="module")
 def needle_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("untrusted_run")
-    argv = ["--tasks", TASK, "--model", "constant", "--model_args", "answer=GUESS", "--data_dir", str(data_dir)]
-    assert main([*argv, "--output_path", str(out), "--no_progress"]) == 0
-    return out
+    return harness_run(out, data_dir, TASK, "constant", "--model_args", "answer=GUESS")
 
 
 @pytest.fixture
 def results(needle_run: Path, tmp_path: Path) -> Path:
     """A copy of the run to plant things in."""
-    return Path(shutil.copytree(needle_run, tmp_path / "results", symlinks=True))
-
-
-def _client(results: Path, host: str = "127.0.0.1", port: int = 8765):
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-
-    return TestClient(create_app(results, hosts=served_hosts(host, port)), base_url=f"http://{host}:{port}")
-
-
-def _model_dir(results: Path) -> Path:
-    (folder,) = {p.parent for p in results.rglob("results_*.json")}
-    return folder
+    return results_copy(needle_run, tmp_path)
 
 
 def _sample_id(model_dir: Path) -> str:
@@ -64,34 +50,13 @@ def test_task_code_a_results_file_names_is_neither_indexed_nor_imported(
 ) -> None:
     """The run used --include_path; the folder it names (a copy, never imported in this process) now holds a
     module that leaves a mark when imported, as its task's `process_results` and its report hook."""
-    out = tmp_path / "results"
-    argv = [
-        "--tasks",
-        "toy_colors",
-        "--include_path",
-        str(toy_tasks),
-        "--model",
-        "constant",
-        "--model_args",
-        "answer=red",
-    ]
-    assert main([*argv, "--data_dir", str(toy_dir), "--output_path", str(out), "--no_progress"]) == 0
-    planted = Path(shutil.copytree(toy_tasks, tmp_path / "their_tasks"))
+    argv = ["--model_args", "answer=red", "--include_path", str(toy_tasks)]
+    out = harness_run(tmp_path / "results", toy_dir, "toy_colors", "constant", *argv)
     mark = tmp_path / "imported"
-    (planted / "utils.py").write_text(
-        f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n"
-        + (planted / "utils.py").read_text()
-        + "\ndef report(model, data, out_dir):\n    return []\n\n"
-        + "from harness.config.benchmark import Benchmark\nfrom harness.outputs.report_hooks import ReportHooks\n"
-        + "BENCHMARK = Benchmark('Theirs', report=ReportHooks(section=report))\n"
-    )
-    (planted / "_toy.yaml").write_text((planted / "_toy.yaml").read_text() + "benchmark: !function utils.BENCHMARK\n")
-    (path,) = out.rglob("results_*.json")
-    run = json.loads(path.read_text())
-    run["config"]["include_path"] = [str(planted)]
-    path.write_text(json.dumps(run))
+    planted = planted_task_code(toy_tasks, tmp_path / "their_tasks", mark, "Theirs")
+    record_include_path(out, planted)
 
-    client = _client(out)
+    client = view_client(out)
     home = client.get("/")
     assert home.status_code == 200 and 'id="not-loaded"' in home.text and str(planted) in home.text
     table = client.get("/samples", params={"model": "constant", "task": "toy_colors"})
@@ -104,7 +69,7 @@ def test_task_code_a_results_file_names_is_neither_indexed_nor_imported(
 def test_a_link_leading_out_of_the_folder_is_never_opened(results: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    model_dir = _model_dir(results)
+    model_dir = model_folder(results)
     sample_id = _sample_id(model_dir)
     # Outside: a report, a results file of another model, a journal and a sample log, each holding the secret.
     (outside / "report.md").write_text(f"# {SECRET}\n")
@@ -127,7 +92,7 @@ def test_a_link_leading_out_of_the_folder_is_never_opened(results: Path, tmp_pat
         run["datasets"][TASK]["location"] = str(tmp_path / "gone")
         path.write_text(json.dumps(run))
 
-    client = _client(results)
+    client = view_client(results)
     home = client.get("/")
     assert home.status_code == 200 and 'id="left-out"' in home.text and "results_0.json" in home.text
     table = client.get("/samples", params={"model": "constant", "task": TASK})
@@ -145,7 +110,7 @@ def test_a_link_leading_out_of_the_folder_is_never_opened(results: Path, tmp_pat
 
 
 def test_only_the_host_names_the_server_was_started_for_are_answered(results: Path) -> None:
-    client = _client(results)
+    client = view_client(results)
     for host in ("127.0.0.1:8765", "localhost:8765", "LOCALHOST:8765", "[::1]:8765"):
         assert client.get("/", headers={"Host": host}).status_code == 200, host
     for host in (
@@ -168,7 +133,7 @@ def test_only_the_host_names_the_server_was_started_for_are_answered(results: Pa
 
 
 def test_odd_and_huge_query_numbers_get_a_page(results: Path) -> None:
-    client = _client(results)
+    client = view_client(results)
     table = {"model": "constant", "task": TASK}
     for params in (
         {**table, "page": "²"},
@@ -185,7 +150,7 @@ def test_odd_and_huge_query_numbers_get_a_page(results: Path) -> None:
 
 
 def test_numbers_past_the_digit_limit_leave_out_a_file_or_a_line_not_the_viewer(results: Path) -> None:
-    model_dir = _model_dir(results)
+    model_dir = model_folder(results)
     (model_dir / "results_zzz.json").write_text('{"results": {"x": {"acc,none": ' + BIG + "}}}")
     journal = model_dir / f"journal_{TASK}.jsonl"
     lines = journal.read_text().splitlines()
@@ -200,7 +165,7 @@ def test_numbers_past_the_digit_limit_leave_out_a_file_or_a_line_not_the_viewer(
     journal.write_text("\n".join([*lines, big_metric, big_doc, huge_but_legal]) + "\n")
     (model_dir / f"samples_{TASK}_0.jsonl").write_text('{"doc_id": 0, "x": ' + BIG + "}\n")
 
-    client = _client(results)
+    client = view_client(results)
     home = client.get("/")
     assert home.status_code == 200 and 'id="left-out"' in home.text and "results_zzz.json" in home.text
     table = client.get("/samples", params={"model": "constant", "task": TASK})
@@ -282,7 +247,7 @@ def viewer_process(harness_script: str, script_env: dict[str, str]) -> Iterator[
 def test_fifos_planted_as_files_block_nothing_and_signals_stop_the_server_in_one_line(
     results: Path, harness_script: str, script_env: dict[str, str], viewer_process: list[Viewer]
 ) -> None:
-    model_dir = _model_dir(results)
+    model_dir = model_folder(results)
     other = Path(shutil.copytree(model_dir, results / "other"))  # a second model whose journal is a FIFO
     (other_results,) = other.glob("results_*.json")
     other_results.write_text(other_results.read_text().replace('"model_name": "constant"', '"model_name": "piped"'))
@@ -319,13 +284,13 @@ def test_fifos_planted_as_files_block_nothing_and_signals_stop_the_server_in_one
 def test_an_uncertainty_entry_without_its_rows_leaves_the_runs_page_a_page(results: Path) -> None:
     """The results file's `uncertainty.<task>.<metric>` entries without their `n` (found by `make fuzz`: it made the
     runs page a 500): the numbers show without rows or clusters."""
-    (path,) = _model_dir(results).glob("results_*.json")
+    (path,) = model_folder(results).glob("results_*.json")
     data = json.loads(path.read_text())
     entries = data["uncertainty"][TASK]
     for i, metric in enumerate(sorted(entries)):
         entries[metric] = [{}, {"n_clusters": 3}][i % 2]
     path.write_text(json.dumps(data))
-    page = _client(results).get("/")
+    page = view_client(results).get("/")
     assert page.status_code == 200 and TASK in page.text
 
 
@@ -342,13 +307,13 @@ def test_an_uncertainty_entry_without_its_rows_leaves_the_runs_page_a_page(resul
 def test_an_input_policy_the_results_file_garbles_leaves_the_sample_page_a_page(results: Path, policy: object) -> None:
     """`config.input_policies.<task>` is the results file's, so anything: the page still shows the journal's record of
     what was sent, and says the build could not be matched to it, never a 500."""
-    (path,) = _model_dir(results).glob("results_*.json")
+    (path,) = model_folder(results).glob("results_*.json")
     data = json.loads(path.read_text())
     data["config"]["input_policies"] = {TASK: policy}
     path.write_text(json.dumps(data))
     (model,) = {p.parent.name for p in results.rglob("results_*.json")}
-    sample = _sample_id(_model_dir(results))
-    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample})
+    sample = _sample_id(model_folder(results))
+    page = view_client(results).get("/sample", params={"model": model, "task": TASK, "id": sample})
     assert page.status_code == 200 and "the request as the backend sent it" in page.text
     assert f"the results file&#39;s input policy for {TASK} cannot be applied" in page.text
 
@@ -358,29 +323,31 @@ def test_a_gold_answer_nested_past_any_parser_leaves_the_sample_page_a_page(resu
     """The journal's `target` is shown as the gold answer, read as JSON where it is JSON (MMLongBench's lists); one
     nested deeper than json parses (a RecursionError, not a ValueError) made the sample page a 500: it is shown as
     the text it is."""
-    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    journal = model_folder(results) / f"journal_{TASK}.jsonl"
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     for record in records:
         if record["type"] == "sample":
             record["target"] = target
     journal.write_text("".join(json.dumps(record) + "\n" for record in records))
     (model,) = {p.parent.name for p in results.rglob("results_*.json")}
-    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
+    page = view_client(results).get(
+        "/sample", params={"model": model, "task": TASK, "id": _sample_id(model_folder(results))}
+    )
     assert page.status_code == 200 and "[[[[" in page.text
 
 
 def test_a_doc_id_past_what_a_float_holds_exactly_leaves_the_pages_pages(results: Path) -> None:
     """A journal's `doc_id` past 2**53 (an integer, so a valid record) and within int64: Arrow's reader took it, and
     its cast to the index's floats refused it (ArrowInvalid), a 500 on the task's every page."""
-    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    journal = model_folder(results) / f"journal_{TASK}.jsonl"
     lines = journal.read_text().splitlines()
     last = json.loads(lines[-1])
     journal.write_text("\n".join([*lines, json.dumps({**last, "sample_id": "far", "doc_id": 10**18})]) + "\n")
     (model,) = {p.parent.name for p in results.rglob("results_*.json")}
-    client = _client(results)
+    client = view_client(results)
     table = client.get("/samples", params={"model": model, "task": TASK})
     assert table.status_code == 200 and "far" in table.text
-    sample = client.get("/sample", params={"model": model, "task": TASK, "id": _sample_id(_model_dir(results))})
+    sample = client.get("/sample", params={"model": model, "task": TASK, "id": _sample_id(model_folder(results))})
     assert sample.status_code == 200
 
 
@@ -388,11 +355,11 @@ def test_a_doc_id_past_what_a_float_holds_exactly_leaves_the_pages_pages(results
 def test_a_truncation_the_journal_garbles_leaves_the_sample_page_a_page(results: Path, truncation: object) -> None:
     """A journal record's `truncation` (what the task's rule dropped: an object) of another type made the sample page a
     500 (the page lists its items); it is shown as recorded, said to be no object."""
-    journal = _model_dir(results) / f"journal_{TASK}.jsonl"
+    journal = model_folder(results) / f"journal_{TASK}.jsonl"
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     sample = next(record for record in records if record["type"] == "sample")
     sample["truncation"] = truncation
     journal.write_text("".join(json.dumps(record) + "\n" for record in records))
     (model,) = {p.parent.name for p in results.rglob("results_*.json")}
-    page = _client(results).get("/sample", params={"model": model, "task": TASK, "id": sample["sample_id"]})
+    page = view_client(results).get("/sample", params={"model": model, "task": TASK, "id": sample["sample_id"]})
     assert page.status_code == 200 and "not an object" in page.text
