@@ -209,11 +209,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests whose `slow` marker says they take minutes (`@pytest.mark.slow(minutes=6)`) run first, longest
     first: pytest-xdist's `worksteal` hands each worker a contiguous share of the collection, and a test of minutes
     left to the end of a share would run alone after every other test has finished."""
-    minutes = {
-        id(item): -(marker.kwargs.get("minutes", 0) if (marker := item.get_closest_marker("slow")) else 0)
-        for item in items
-    }
-    items.sort(key=lambda item: minutes[id(item)])  # stable: every other test keeps its place
+
+    def minutes(item: pytest.Item) -> int:
+        marker = item.get_closest_marker("slow")
+        return marker.kwargs.get("minutes", 0) if marker else 0
+
+    items.sort(key=minutes, reverse=True)  # stable, reversed too: every other test keeps its place
 
 
 def pytest_configure(config: pytest.Config) -> None:
