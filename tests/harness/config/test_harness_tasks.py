@@ -235,6 +235,29 @@ def test_a_template_is_parsed_once_per_index_and_each_task_gets_its_own_values(
     assert TaskIndex([tmp_path], include_defaults=False).tasks["t_a"].generation_kwargs["until"] == ["stop"]
 
 
+def test_a_folder_indexed_again_in_one_process_is_parsed_again_only_where_a_file_it_read_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.config.yaml_loader as yaml_loader
+
+    folder, shared = tmp_path / "tasks", tmp_path / "shared"
+    write(shared / "_base.yaml", "dataset_path: d\ndoc_to_text: q\ngeneration_kwargs:\n  until: [aaaa]\n")
+    write(folder / "a.yaml", "include: ../shared/_base.yaml\ntask: t_a\n")
+    parsed: list[str] = []
+    parse = yaml_loader.load_yaml_file
+    monkeypatch.setattr(yaml_loader, "load_yaml_file", lambda path: (parsed.append(path.name), parse(path))[1])
+
+    def until() -> list[str]:
+        return TaskIndex([folder], include_defaults=False).tasks["t_a"].generation_kwargs["until"]
+
+    assert until() == ["aaaa"] and parsed == ["a.yaml", "_base.yaml"]
+    assert until() == ["aaaa"] and len(parsed) == 2  # nothing changed: nothing parsed
+    write(shared / "_base.yaml", "dataset_path: d\ndoc_to_text: q\ngeneration_kwargs:\n  until: [bbbb]\n")
+    assert until() == ["bbbb"]  # a template outside the folder, rewritten at the same size
+    write(folder / "b.yaml", "task: t_b\ndataset_path: d\ndoc_to_text: q\n")
+    assert set(TaskIndex([folder], include_defaults=False).tasks) == {"t_a", "t_b"}  # a file added
+
+
 def test_an_include_cycle_through_a_template_many_tasks_share(tmp_path: Path) -> None:
     write(tmp_path / "_t.yaml", "include: _u.yaml\ndataset_path: d\n")
     write(tmp_path / "_u.yaml", "include: _t.yaml\n")
