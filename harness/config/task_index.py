@@ -10,7 +10,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import importlib.util
-import pickle
 import re
 import sys
 from collections import OrderedDict
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config.task_config import GroupConfig, TaskConfig, parse_group, parse_task
-from harness.config.yaml_loader import YamlDict, load_config
+from harness.config.yaml_loader import YamlDict, copied, load_config
 from harness.errors import TaskConfigError, UserError, suggest
 
 
@@ -48,10 +47,10 @@ class Selection:
 
 # A folder's parsed files, by folder, with the digest of every file the parse read (`_parsed`): one process indexes
 # the same folders again for each run, report or compare it makes (a test session hundreds of times), and parsing the
-# installed tasks' 908 files costs a fifth of a second. Pickled, so that each index gets objects of its own.
-_PARSED: OrderedDict[Path, tuple[list[Path], list[Path], str, bytes]] = OrderedDict()
-_PARSED_FOLDERS = 16
+# installed tasks' 908 files costs a fifth of a second. Copied in and out, so that each index gets objects of its own.
 Parsed = list[tuple[Path, "TaskConfig | GroupConfig | None"]]
+_PARSED: OrderedDict[Path, tuple[list[Path], list[Path], str, Parsed]] = OrderedDict()
+_PARSED_FOLDERS = 16
 
 
 def _digest(paths: Iterable[Path]) -> str | None:
@@ -91,7 +90,7 @@ class TaskIndex:
             listed, read, digest, entries = _PARSED[key]
             if listed == files and _digest(read) == digest:
                 _PARSED.move_to_end(key)
-                return pickle.loads(entries)  # noqa: S301 - this process's own pickle of its own parse
+                return copied(entries)
         included: dict[Path, YamlDict] = {}  # templates parsed once for the folder (`load_config`)
         parsed: Parsed = []
         for path in files:
@@ -105,7 +104,7 @@ class TaskIndex:
         read = sorted({path.resolve() for path in files} | set(included))
         digest = _digest(read)
         if digest is not None:
-            _PARSED[key] = (files, read, digest, pickle.dumps(parsed))
+            _PARSED[key] = (files, read, digest, copied(parsed))
             while len(_PARSED) > _PARSED_FOLDERS:
                 _PARSED.popitem(last=False)
         return parsed

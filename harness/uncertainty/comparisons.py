@@ -185,7 +185,18 @@ def adjust_pvalues(p_values: Sequence[float], method: str = "holm") -> np.ndarra
     if finite.any():
         from statsmodels.stats.multitest import multipletests
 
-        out[finite] = multipletests(p[finite], method=method)[1]
+        out[finite] = _holm(p[finite]) if method == "holm" else multipletests(p[finite], method=method)[1]
+    return out
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    """`multipletests(p, method="holm")[1]`, the same arithmetic: sorted, the i-th smallest times (m - i), the running
+    maximum, at most 1. statsmodels' holm branch ends in a `gc.collect()`, half a second in a process that holds a
+    run's journals (a report adjusts once a table)."""
+    order = np.argsort(p)
+    adjusted = np.minimum(np.maximum.accumulate(p[order] * np.arange(len(p), 0, -1)), 1.0)
+    out = np.empty_like(adjusted)
+    out[order] = adjusted
     return out
 
 

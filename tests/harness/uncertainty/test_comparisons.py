@@ -71,6 +71,10 @@ def test_multiplicity_is_statsmodels_holm_and_benjamini_hochberg_with_nan_left_a
     with pytest.raises(ValueError):
         adjust_pvalues(p, "bonferroni")
     assert len(adjust_pvalues([])) == 0
+    rng = np.random.default_rng(7)  # holm is computed here (statsmodels' ends in a gc.collect): the same numbers
+    for size in (1, 2, 5, 40, 300):
+        drawn = np.concatenate([rng.uniform(0, 1, size), rng.uniform(0, 0.01, size), [0.5] * 3])
+        assert np.array_equal(adjust_pvalues(drawn, "holm"), multipletests(drawn, method="holm")[1])
 
 
 def test_the_chance_of_k_disagreements_of_m_is_the_binomial_tail() -> None:
