@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.models.reasoning import opens_thinking
 from harness.run_models import departures, open_judge, open_model, run_policies
 from harness.run_plan import RunPlan, plan_run
 
@@ -169,6 +170,7 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         log_samples_suffix=plan.options.log_samples_suffix,
         reasoning_tags=thinking_tags,
         answer_tags=answer_tags,
+        thinking_opened=opens_thinking(model.facts.chat_template, thinking_tags),
         budget=budget,
         bootstrap_iters=plan.options.bootstrap_iters,
     )

@@ -24,8 +24,11 @@ the scorer.
 
 A checkpoint run without an alias or `--reasoning_tags` is known to think by the chat template it is rendered with
 (`template_thinking`): a template that writes a thinking tag pair (`<think>`...`</think>`, Kimi-VL's
-`◁think▷`...`◁/think▷`) or takes `enable_thinking` opens a thinking block, so the run takes it out by default and
-records the setting and where it came from (`in_force`).
+`◁think▷`...`◁/think▷`, Gemma 4's thought channel `<|channel>thought`...`<channel|>`) or takes `enable_thinking` opens
+a thinking block, so the run takes it out by default, with the template's own markers, and records the setting and
+where it came from (`in_force`). Where the template's generation prompt leaves a block open (`opens_thinking`: Qwen3's
+thinking templates end it in `<think>`), an output that never closes it is thinking to its end (cut off at
+`max_gen_toks`): no answer, where it would otherwise be scored whole.
 """
 
 from __future__ import annotations
@@ -71,14 +74,17 @@ def parse_reasoning_tags(value: object) -> ReasoningTags | None:
     return tuple(parsed)
 
 
-def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = None) -> str:
+def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = None, opened: str | None = None) -> str:
     """`text` without its reasoning blocks, then, with `answer` tags, what the first answer pair holds (see the
-    module docstring)."""
+    module docstring). `opened`: the start tag of the thinking block the prompt ends in (`opens_thinking`), so that
+    an output that never closes it is thinking to its end (cut off at `max_gen_toks`): no answer."""
     result = text
     for start_tag, end_tag in tags:
         first_start, first_end = result.find(start_tag), result.find(end_tag)
         if first_end != -1 and (first_start == -1 or first_end < first_start):  # the template opened the thinking
             result = result[first_end + len(end_tag) :]
+        elif first_end == -1 and start_tag == opened:
+            result = ""  # the prompt opened it and the output never closed it: all thinking, no answer
         elif first_start != -1 and first_end == -1 and not result[:first_start].strip():
             result = ""  # opened and never closed: the thinking ran to the end (the second addition)
         while start_tag in result:
@@ -96,6 +102,9 @@ def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = 
 # A thinking tag as chat templates write one, opening or closing: `<think>`, `<thinking>`, Kimi-VL's `◁think▷`; its
 # end tag is the same with a `/` after the opening bracket.
 _THINKING_TAG = re.compile(r"(<|◁)/?(\w*think\w*)(>|▷)")
+# A channel a template opens for thinking, named by the word after it: Gemma 4's `<|channel>thought\n...<channel|>`
+# (its end tag is the name with the bar after it, and must be written in the template too).
+_THINKING_CHANNEL = re.compile(r"<\|(\w+)>(?=(?:\\n|\s)*(?:thought|think|reasoning|analysis))")
 THINK: ReasoningTags = (("<think>", "</think>"),)
 
 
@@ -111,9 +120,39 @@ def template_thinking(template: str | None) -> ReasoningTags | None:
         pair = (f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}")
         if pair not in pairs:
             pairs.append(pair)
+    for channel in _THINKING_CHANNEL.finditer(template):
+        pair = (f"<|{channel[1]}>", f"<{channel[1]}|>")
+        if pair[1] in template and pair not in pairs:
+            pairs.append(pair)
     if pairs:
         return tuple(pairs)
     return THINK if "enable_thinking" in template else None
+
+
+def generation_prompt(template: str | None) -> str | None:
+    """What the template writes after a user turn for the model to answer (`add_generation_prompt`), as transformers
+    renders it with the template's own defaults; None where it cannot be rendered here."""
+    if not template:
+        return None
+    try:
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        turn = [{"role": "user", "content": "Q"}]
+        (asked,), _ = render_jinja_template([turn], chat_template=template, add_generation_prompt=True)
+        (said,), _ = render_jinja_template([turn], chat_template=template, add_generation_prompt=False)
+    except Exception:  # a template that needs what a bare user turn lacks (tools, images): no answer to read
+        return None
+    return asked[len(said) :] if asked.startswith(said) else None
+
+
+def opens_thinking(template: str | None, tags: ReasoningTags | None) -> str | None:
+    """The start tag of the thinking block the template's generation prompt opens and leaves open (Qwen3's
+    `<think>\\n`, so that the model's output begins inside it); None where it opens none, or closes what it opens
+    (Gemma 4's empty thought channel with thinking off)."""
+    prompt = generation_prompt(template) if tags else None
+    if not prompt:
+        return None
+    return next((start for start, end in tags or () if prompt.rfind(start) > max(prompt.rfind(end), -1)), None)
 
 
 def describe(tags: ReasoningTags | None) -> list[list[str]] | None:

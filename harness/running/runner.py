@@ -80,6 +80,7 @@ class RunOptions:
     # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
     reasoning_tags: ReasoningTags | None = None
     answer_tags: AnswerTags | None = None  # the tags the model wraps its answer in, after its thinking
+    thinking_opened: str | None = None  # the start tag of the thinking block the prompt ends in (`opens_thinking`)
     budget: Budget | None = None  # --max_cost: charged with every answer journalled and judged, stopped once reached
     bootstrap_iters: int | None = None  # the bootstrap's draws for a `!function` aggregation's errors (0: none)
 
@@ -108,7 +109,9 @@ class Runner:
     def __init__(self, model: Model, options: RunOptions) -> None:
         self.model = model
         self.options = options
-        self.records = RecordBuilder(model, options.score, options.reasoning_tags, options.answer_tags)
+        self.records = RecordBuilder(
+            model, options.score, options.reasoning_tags, options.answer_tags, options.thinking_opened
+        )
         self.requests = RequestBuilder(model, options.policies)  # built, round-tripped and cut as the model is sent
         # The bar over every task of `run` (with several tasks) and the index of the task running now.
         self._overall: tuple[OverallProgress, int] | None = None

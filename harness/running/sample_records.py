@@ -84,6 +84,7 @@ class RecordBuilder:
     scoring: bool
     reasoning: ReasoningTags | None = None  # a reasoning model's thinking, taken out of its answer before it is scored
     answer: AnswerTags | None = None  # the tags it wraps its answer in after its thinking: what they hold is scored
+    opened: str | None = None  # the thinking the prompt opens: an output that never closes it has no answer
 
     def answered(self, task: Task, request: Request, response: Response) -> SampleRecord:
         """The record of a sample the model answered: its answer, or why none counts (refused, failed, enormous)."""
@@ -111,7 +112,7 @@ class RecordBuilder:
             response = Response("", finish_reason=response.finish_reason, usage=response.usage)
         text = response.text
         if self.reasoning and text is not None and response.ok:
-            answer = strip_reasoning(text, self.reasoning, self.answer)
+            answer = strip_reasoning(text, self.reasoning, self.answer, self.opened)
             if answer != text:  # the whole output is kept; the answer is what the scorer reads
                 record["raw_response"] = text
                 record["response"] = text = answer

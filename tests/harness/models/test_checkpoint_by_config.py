@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.families import checkpoint_family, family_of
-from harness.models.reasoning import template_thinking
+from harness.models.reasoning import opens_thinking, template_thinking
 from tests.support import family_templates as templates
 from tests.support import tiny_vlm_configs as configs
 from tests.support import tiny_vlm_processors as processors
@@ -64,6 +64,14 @@ def test_the_template_s_thinking_block_is_found() -> None:
     assert template_thinking(templates.GLM4_5V) == (("<think>", "</think>"),)  # takes enable_thinking
     for plain in (templates.GLM4_1V, templates.QWEN3_VL, templates.QWEN2_VL, None):
         assert template_thinking(plain) is None
+    # Gemma 4 thinks in a channel of its own (issue 72, item 4); with thinking off it writes an empty one, closed
+    gemma4 = templates.published("gemma4_31b_it")
+    assert template_thinking(gemma4) == (("<|channel>", "<channel|>"),)
+    assert opens_thinking(gemma4, template_thinking(gemma4)) is None
+    # The generation prompt that leaves `<think>` open, so that an output never closing it has no answer
+    for opened in (THINKING_GLM, templates.QWEN3_VL_THINKING):
+        assert opens_thinking(opened, template_thinking(opened)) == "<think>"
+    assert opens_thinking(templates.GLM4_5V, template_thinking(templates.GLM4_5V)) is None  # opens none by default
 
 
 @pytest.mark.parametrize("backend", ["hf", "vllm"])
@@ -142,12 +150,16 @@ def test_an_unknown_model_type_without_its_processor_is_a_labelled_estimate(
 
 
 @pytest.mark.slow  # a tiny GLM-4.1V through the CLI
+@pytest.mark.parametrize(
+    ("script", "answer", "status"),
+    [("Blue? No: red.</think>red", "red", "ok"), ("Blue? No: so red, I", "", "empty")],  # closed; never closed
+)
 def test_a_thinking_checkpoint_s_run_takes_its_thinking_out_and_records_it(
-    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, script: str, answer: str, status: str
 ) -> None:
     """The run, not only the screen: the bare checkpoint (no alias, no flag) answers after the `<think>` its template
-    opened; the scorer reads the answer, the journal keeps the whole output, the results say where the tags came from."""
-    script = "Blue? No: red.</think>red"
+    opened; the scorer reads the answer, the journal keeps the whole output, the results say where the tags came from.
+    An output that never closes the `<think>` its prompt opened is all thinking: no answer (issue 72, item 4)."""
     made = scripted_checkpoint(BY_NAME["glm-4.1v"], script, processors.glm4v(THINKING_GLM))
     checkpoint = shutil.move(made, tmp_path / "user-checkpoint")
     run = harness(
@@ -158,7 +170,8 @@ def test_a_thinking_checkpoint_s_run_takes_its_thinking_out_and_records_it(
     assert run.code == 0, run.err
     (folder,) = [p.name for p in (tmp_path / "out").iterdir() if p.is_dir()]
     samples = run.samples(folder, "toy_colors")
-    assert {s["response"] for s in samples} == {"red"} and {s["raw_response"] for s in samples} == {script}
+    assert {s["response"] for s in samples} == {answer} and {s["raw_response"] for s in samples} == {script}
+    assert {s["status"] for s in samples} == {status}
     config = run.results(folder)["config"]
     assert config["reasoning_tags"] == [["<think>", "</think>"]]
     assert config["reasoning_tags_from"] == "the chat template, which opens a thinking block (<think>)"

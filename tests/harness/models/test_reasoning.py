@@ -35,6 +35,17 @@ def test_the_thinking_is_taken_out(text: str, answer: str) -> None:
     assert strip_reasoning(text, THINK) == answer
 
 
+def test_an_output_that_never_closes_the_thinking_its_prompt_opened_has_no_answer() -> None:
+    """Issue 72, item 4: the prompt ended in `<think>` (the template opened it) and the output stopped before `</think>`
+    (`max_gen_toks`): all of it is thinking, where without the prompt's state it would be scored whole."""
+    cut = "The colour is red, so Answer: 2 might"
+    assert strip_reasoning(cut, THINK, opened="<think>") == "" and strip_reasoning(cut, THINK) == cut
+    assert strip_reasoning("red, so 2.</think>Answer: 2", THINK, opened="<think>") == "Answer: 2"
+    gemma4 = (("<|channel>", "<channel|>"),)  # Gemma 4's thought channel, its own markers
+    assert strip_reasoning("<|channel>thought\nA or B?<channel|>B", gemma4) == "B"
+    assert strip_reasoning("<think>is kept</think>B", gemma4) == "<think>is kept</think>B"
+
+
 def test_every_pair_is_taken_out() -> None:
     text = "<analysis>A or B?</analysis><think>B.</think>B"
     assert strip_reasoning(text, LMMS_EVAL_DEFAULT) == "B"
