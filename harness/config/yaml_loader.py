@@ -197,11 +197,15 @@ def _make_loader(path: Path) -> type:
     return Loader
 
 
+YAML_MOST = 4 * contract.MiB  # a task, group or run file: a few kB; past this it is not one
+
+
 def read_yaml(path: Path, what: str = "task and group files") -> object:
     """What one YAML file holds (no includes; each mapping a `YamlDict`, None for an empty file); a file that cannot be
-    read, is not UTF-8 (`what` must be saved as UTF-8) or is malformed raises `TaskConfigError` with file:line:col."""
+    read, is no regular file (a FIFO, a device), holds more than `YAML_MOST` bytes, is not UTF-8 (`what` must be saved
+    as UTF-8) or is malformed raises `TaskConfigError` with file:line:col, before a byte past the bound is read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = contract.read_regular(path, YAML_MOST, what).decode("utf-8")
     except OSError as err:
         raise TaskConfigError(f"{path}: cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:

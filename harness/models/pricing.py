@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from builders.core import contract
 from harness.errors import UserError
+
+PRICES_MOST = 4 * contract.MiB  # a price file: a few kB for every model priced
 
 TABLE = Path(__file__).with_name("prices.json")
 MILLION = 1_000_000
@@ -179,8 +182,8 @@ def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
     """A price file's entries by model name, and the models it names without a price, each with its reason
     (`unpriced`)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
+        data = json.loads(contract.read_regular(path, PRICES_MOST, "a price file").decode("utf-8"))
+    except OSError as err:  # no such file, not a regular file (a FIFO, /dev/zero), or past its bound
         raise UserError(f"--prices {path}: cannot be read ({err.strerror or err})") from None
     except ValueError as err:
         raise UserError(f"--prices {path}: not JSON ({err})") from None

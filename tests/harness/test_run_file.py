@@ -6,6 +6,7 @@ the file and the key (exit 2), and the file recorded in the results with its sec
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -16,12 +17,14 @@ import pytest
 import yaml
 
 from harness.cli import main
+from harness.config.yaml_loader import YAML_MOST
 from harness.errors import UserError
 from harness.run_arguments import EvaluationOptions, parse_options, run_parser
 from harness.run_file import read_run_file
 from tests.harness.test_lm_eval_flags_on_every_benchmark import code_blocks
 from tests.harness.test_run_options import BAD
 from tests.support.chat_server import ChatServer
+from tests.support.deadline import within
 from tests.support.paths import PROJECT
 
 EXAMPLE = PROJECT / "docs" / "run.yaml"
@@ -153,6 +156,25 @@ def test_a_file_that_is_no_run_is_one_line_naming_it(
         assert shown.startswith(f"{path}{problem}"), shown
     assert cli_error(["--config", str(tmp_path / "absent.yaml")], capsys) == (
         f"{tmp_path / 'absent.yaml'}: cannot read: No such file or directory"
+    )
+
+
+def test_a_run_file_that_is_no_regular_file_or_past_its_bound_is_one_line_before_a_byte_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 77, item 3: `--config FIFO` hung and `--config /dev/zero` read until memory ran out."""
+    fifo = tmp_path / "run.yaml"
+    os.mkfifo(fifo)  # nothing writes it: a blocking open would wait forever
+    with within(10, "--config FIFO"):
+        assert cli_error(["--config", str(fifo)], capsys) == f"{fifo}: cannot read: a FIFO, not a regular file"
+    assert cli_error(["--config", "/dev/zero"], capsys) == (
+        "/dev/zero: cannot read: a character device, not a regular file"
+    )
+    large = tmp_path / "large.yaml"
+    with large.open("wb") as out:  # sparse: its size, not its bytes
+        out.truncate(YAML_MOST + 1)
+    assert cli_error(["--config", str(large)], capsys) == (
+        f"{large}: cannot read: {YAML_MOST + 1:,} bytes, over the 4 MiB that a run file can hold; not read"
     )
 
 

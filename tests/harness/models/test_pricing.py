@@ -4,12 +4,14 @@ the usage each provider reports."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from harness.errors import UserError
-from harness.models.pricing import TABLE, Billed, PriceTable, tokens_of
+from harness.models.pricing import PRICES_MOST, TABLE, Billed, PriceTable, tokens_of
+from tests.support.deadline import within
 
 
 def test_every_entry_is_dated_with_its_source():
@@ -198,3 +200,20 @@ def test_a_bad_file_is_one_line_naming_it(tmp_path: Path, text: str, message: st
     assert str(bad) in str(caught.value) and "\n" not in str(caught.value)
     with pytest.raises(UserError, match="cannot be read"):
         PriceTable.load(tmp_path / "missing.json")
+
+
+def test_a_price_file_that_is_no_regular_file_or_past_its_bound_is_one_line(tmp_path: Path):
+    """Issue 77, item 3: `--prices FIFO` hung and `--prices /dev/zero` ran out of memory."""
+    fifo = tmp_path / "prices.json"
+    os.mkfifo(fifo)
+    large = tmp_path / "large.json"
+    with large.open("wb") as out:
+        out.truncate(PRICES_MOST + 1)
+    for path, why in [
+        (fifo, "a FIFO, not a regular file"),
+        (Path("/dev/zero"), "a character device, not a regular file"),
+        (large, f"{PRICES_MOST + 1:,} bytes, over the 4 MiB that a price file can hold; not read"),
+    ]:
+        with within(10, f"--prices {path}"), pytest.raises(UserError) as caught:
+            PriceTable.load(path)
+        assert str(caught.value) == f"--prices {path}: cannot be read ({why})"
