@@ -102,9 +102,9 @@ class TaskIndex:
             else:
                 parsed.append((path, None))  # a template, only used through `include:`
         read = sorted({path.resolve() for path in files} | set(included))
-        digest = _digest(read)
-        if digest is not None:
-            _PARSED[key] = (files, read, digest, copied(parsed))
+        now = _digest(read)
+        if now is not None:
+            _PARSED[key] = (files, read, now, copied(parsed))
             while len(_PARSED) > _PARSED_FOLDERS:
                 _PARSED.popitem(last=False)
         return parsed

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 # (start, end) pairs
 ReasoningTags = tuple[tuple[str, str], ...]
@@ -137,9 +138,14 @@ def generation_prompt(template: str | None) -> str | None:
     try:
         from transformers.utils.chat_template_utils import render_jinja_template
 
-        turn = [{"role": "user", "content": "Q"}]
-        (asked,), _ = render_jinja_template([turn], chat_template=template, add_generation_prompt=True)
-        (said,), _ = render_jinja_template([turn], chat_template=template, add_generation_prompt=False)
+        def rendered(prompt: bool) -> str:
+            # (the renders, their generation indices), whatever its annotation says
+            out: Any = render_jinja_template(
+                [[{"role": "user", "content": "Q"}]], chat_template=template, add_generation_prompt=prompt
+            )
+            return str(out[0][0])
+
+        asked, said = rendered(True), rendered(False)
     except Exception:  # a template that needs what a bare user turn lacks (tools, images): no answer to read
         return None
     return asked[len(said) :] if asked.startswith(said) else None
