@@ -65,17 +65,17 @@ WALKED_ELSEWHERE = {"--wandb_args", "--wandb_config_args"}
 
 
 @pytest.fixture(scope="module")
-def four_builds(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One `--data_dir` holding one config of each benchmark, built by the real builders from their stand-ins."""
+def four_builds(tmp_path_factory: pytest.TempPathFactory, fixture_builds) -> Path:
+    """One `--data_dir` holding one config of each benchmark, built by the real builders from their stand-ins (the
+    fixture releases' builds those of the session, which other modules read too)."""
     from builders.locovqa import build_locovqa
-    from builders.milebench.build import build_milebench
-    from builders.mmlongbench.build import build_mmlongbench
     from builders.mmneedle import build_mmneedle
 
     root = tmp_path_factory.mktemp("four")
     build_mmneedle(source="synthetic", out_dir=root, configs=["m1_n2_k1"], limit=3, seed=0, num_proc=1)
-    build_mmlongbench(source="fixture", out_dir=root, configs=["niah_vh_single_8k"])
-    build_milebench(source="fixture", out_dir=root, configs=["image_needle"])
+    shared = fixture_builds(mmlongbench=["niah_vh_single_8k"], milebench=["image_needle"])
+    for benchmark in ("mmlongbench", "milebench"):
+        (root / benchmark).symlink_to((shared / benchmark).resolve(), target_is_directory=True)
     build_locovqa(["synthetic"], root, ["mmstar_cmp_1"], limit=2, cell_size=16, num_proc=1)
     return root
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,6 +150,37 @@ def script_env(tmp_path: Path) -> dict[str, str]:
 def harness_script() -> str:
     """The `harness` console script installed beside this interpreter."""
     return str(Path(sys.executable).parent / "harness")
+
+
+@pytest.fixture(scope="session")
+def fixture_builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """`fixture_builds(mmlongbench=["niah_vh_single_8k"], milebench=["image_needle"])`: a `--data_dir` holding each
+    benchmark's `--source fixture` build of those configs. Each (benchmark, configs) is built once a session (per
+    worker) and linked into the folders that ask for it, so the modules that read the same build share it: read it,
+    never edit it (a test that edits a build makes its own)."""
+    import importlib
+
+    builds: dict[tuple[str, tuple[str, ...]], Path] = {}
+    folders: dict[tuple[tuple[str, tuple[str, ...]], ...], Path] = {}
+
+    def built(benchmark: str, configs: tuple[str, ...]) -> Path:
+        if (benchmark, configs) not in builds:
+            root = tmp_path_factory.mktemp(f"{benchmark}_fixture")
+            build = getattr(importlib.import_module(f"builders.{benchmark}.build"), f"build_{benchmark}")
+            build(source="fixture", out_dir=root, configs=list(configs))
+            builds[benchmark, configs] = root / benchmark
+        return builds[benchmark, configs]
+
+    def data_dir(**configs: Iterable[str]) -> Path:
+        key = tuple(sorted((benchmark, tuple(names)) for benchmark, names in configs.items()))
+        if key not in folders:
+            folder = tmp_path_factory.mktemp("fixture_builds")
+            for benchmark, names in key:
+                (folder / benchmark).symlink_to(built(benchmark, names), target_is_directory=True)
+            folders[key] = folder
+        return folders[key]
+
+    return data_dir
 
 
 @pytest.fixture(scope="session")

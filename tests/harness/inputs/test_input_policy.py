@@ -12,7 +12,6 @@ import pytest
 from PIL import Image
 
 from builders.core.contract import image_tokens
-from builders.mmlongbench.build import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
 from harness.inputs.input_policy import InputPolicy, TaskRule, apply_policy, policy_for
 from harness.models import aliases
@@ -172,10 +171,8 @@ def test_max_image_side_fits_only_larger_images_as_the_official_resize() -> None
 
 
 @pytest.fixture(scope="module")
-def vh_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("vh")
-    build_mmlongbench(source="fixture", out_dir=root, configs=["niah_vh_single_8k"])
-    return root
+def vh_dir(fixture_builds) -> Path:
+    return fixture_builds(mmlongbench=["niah_vh_single_8k"])
 
 
 def test_a_run_applies_its_aliases_policy_and_records_it(vh_dir: Path, tmp_path: Path, harness, monkeypatch) -> None:

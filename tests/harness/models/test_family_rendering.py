@@ -38,14 +38,13 @@ TASKS = {
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
-    """One data folder with the three benchmarks' fixtures (MMNeedle's from the session's synthetic build)."""
-    from builders.milebench.build import build_milebench
-    from builders.mmlongbench.build import build_mmlongbench
-
+def built(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, fixture_builds) -> Path:
+    """One data folder with the three benchmarks' fixtures (the session's builds: MMNeedle's synthetic one, the
+    others' fixture releases)."""
     root = tmp_path_factory.mktemp("families")
-    build_mmlongbench(source="fixture", out_dir=root, configs=["niah_vh_single_8k"])
-    build_milebench(source="fixture", out_dir=root, configs=["clevr_change"])
+    shared = fixture_builds(mmlongbench=["niah_vh_single_8k"], milebench=["clevr_change"])
+    for benchmark in ("mmlongbench", "milebench"):
+        (root / benchmark).symlink_to((shared / benchmark).resolve(), target_is_directory=True)
     (root / "mmneedle").symlink_to(data_dir / "mmneedle")
     return root
 

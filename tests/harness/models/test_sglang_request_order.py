@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from builders.mmlongbench import build_mmlongbench
 from tests.support import fake_sglang
 from tests.support.engine_order_runs import NIAH_CONFIGS, journalled_answers
 
@@ -19,10 +18,8 @@ pytest.importorskip("sglang.srt.server_args", reason="SGLang's classes (make tes
 
 
 @pytest.fixture(scope="module")
-def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mmlb_niah")
-    build_mmlongbench(source="fixture", out_dir=root, configs=list(NIAH_CONFIGS))
-    return root
+def mmlb_dir(fixture_builds) -> Path:
+    return fixture_builds(mmlongbench=NIAH_CONFIGS)  # the other engine's order test reads the same build
 
 
 def run(order: str, data: Path, out: Path, checkpoint: Path) -> tuple[list[list[str]], dict[str, list]]:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from builders.mmlongbench import build_mmlongbench
 from harness.models.vllm_engine.backend import VLLMModel
 from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs
 from tests.support import fake_vllm
@@ -26,10 +25,8 @@ def test_the_cache_order_is_the_default_and_prefix_caching_stays_on() -> None:
 
 
 @pytest.fixture(scope="module")
-def mmlb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mmlb_niah")
-    build_mmlongbench(source="fixture", out_dir=root, configs=list(NIAH_CONFIGS))
-    return root
+def mmlb_dir(fixture_builds) -> Path:
+    return fixture_builds(mmlongbench=NIAH_CONFIGS)  # the other engine's order test reads the same build
 
 
 def run(order: str, data: Path, out: Path) -> tuple[list[str], dict[str, list]]:

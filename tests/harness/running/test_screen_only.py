@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from builders.milebench.build import build_milebench
 from harness.api import ImagePart
 from harness.run_arguments import parse_options
 from harness.run_models import run_policies
@@ -24,11 +23,9 @@ SCREEN_THREE = ("--limit", "3", "--gen_kwargs", "max_gen_toks=8", "--screen_only
 
 
 @pytest.fixture(scope="module")
-def needle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def needle_dir(fixture_builds) -> Path:
     """MileBench's needle fixture: three rows, the last with 32 images (the README's screening example)."""
-    root = tmp_path_factory.mktemp("milebench_needle")
-    build_milebench(source="fixture", out_dir=root, configs=["image_needle"])
-    return root
+    return fixture_builds(milebench=["image_needle"])
 
 
 def verdicts(*argv: object) -> dict[tuple[str, str], Verdict]:
