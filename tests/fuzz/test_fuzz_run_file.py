@@ -5,16 +5,20 @@ file; never a traceback of another type, never a hang. What it gives is recorded
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from builders.core.contract import MiB
 from harness import redact
 from harness.declared_options import declared
 from harness.errors import UserError
+from harness.models.pricing import PriceTable
 from harness.run_arguments import EvaluationOptions
 from harness.run_file import RunFile, read_run_file
 
@@ -110,3 +114,33 @@ def test_any_run_file_is_read_or_refused_in_one_line_naming_it(text: str, raw: b
             assert "sk-secret-0123456789" not in redact.dumps(found.record)
     finally:
         redact._REGISTRY.secrets, redact._REGISTRY.pattern = secrets
+
+
+KINDS = ["fifo", "folder", "link_to_fifo", "dev_zero", "dev_null", "sparse", "absent"]
+
+
+@budget(fuzz=600, ci=14)
+@given(kind=st.sampled_from(KINDS), size=st.integers(0, 8 * MiB), prices=st.booleans())
+def test_any_kind_of_file_given_as_a_run_or_price_file_is_read_or_refused_in_one_line(
+    kind: str, size: int, prices: bool
+) -> None:
+    """Issue 77, item 3: a FIFO hung `--config` and `--prices`, `/dev/zero` ran out of memory; each of these, and a
+    file of any size about the bound, is now read or refused in one line naming it, in bounded time and memory."""
+    counted()
+    with tempfile.TemporaryDirectory() as folder, bounded(10, f"{kind} as a {'price' if prices else 'run'} file"):
+        path = Path(folder) / ("prices.json" if prices else "run.yaml")
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "folder":
+            path.mkdir()
+        elif kind == "link_to_fifo":
+            os.mkfifo(Path(folder) / "fifo")
+            path.symlink_to(Path(folder) / "fifo")
+        elif kind.startswith("dev_"):
+            path = Path("/dev") / kind.removeprefix("dev_")
+        elif kind == "sparse":
+            with path.open("wb") as out:  # zeros: past the bound refused unread, under it no run and no JSON
+                out.truncate(size)
+        with pytest.raises(UserError) as refused:
+            PriceTable.load(path) if prices else read_run_file(path, EvaluationOptions)
+        assert "\n" not in str(refused.value).strip() and str(path) in str(refused.value), refused.value
