@@ -17,9 +17,11 @@ besides, so a caller asserts them, and the backend's count before sending beside
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import json
+import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,6 +49,9 @@ class ForwardPass:
 def _root() -> Path:
     if not _ROOT:
         _ROOT.append(Path(tempfile.mkdtemp(prefix="forward-pass-")))
+        atexit.register(
+            shutil.rmtree, _ROOT[0], ignore_errors=True
+        )  # ~22 MB of checkpoints a process, else left in /tmp
     return _ROOT[0]
 
 
