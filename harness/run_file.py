@@ -107,6 +107,10 @@ def _shape_problem(item: Field[object], value: object) -> str | None:
 
 
 def _kind(value: object) -> str:
+    from harness.config.yaml_loader import FunctionRef
+
+    if isinstance(value, FunctionRef):  # as the user wrote it, not our class: a task file's tag, no run file's value
+        return f"`{value}`, a task file's tag"
     if isinstance(value, Mapping):
         return "a mapping"
     if isinstance(value, list):

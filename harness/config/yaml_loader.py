@@ -220,6 +220,10 @@ def read_yaml(path: Path, what: str = "task and group files") -> object:
         mark = err.problem_mark or err.context_mark
         where = f"{mark.line + 1}:{mark.column + 1}" if mark else "1"
         problem = " ".join(p for p in (err.context, err.problem) if p)
+        if "tag:yaml.org,2002:merge" in problem:  # PyYAML's words name its tag, not what the user wrote
+            raise TaskConfigError(
+                f"{path}:{where}: YAML merge keys (`<<:`) are not supported in {what}: write the keys out"
+            ) from None
         raise TaskConfigError(f"{path}:{where}: malformed YAML: {problem}") from None
     except yaml.reader.ReaderError as err:  # a control character: PyYAML's message is two lines
         line = text[: err.position].count("\n") + 1

@@ -142,6 +142,9 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_the_file_and_the_key(
         ("model: random\n", ": the following arguments are required: --tasks (on the command line or in {path})"),
         (f"tasks: {TASK}\n", ": the following arguments are required: --model (on the command line or in {path})"),
         (b"tasks: \xff\n", ":1: not UTF-8 text (byte 0xff at offset 7); a run file must be saved as UTF-8"),
+        # Issue 77, item 5: what the user wrote, not PyYAML's tag nor our class
+        ("tasks: x\n<<: {model: random}\n", ":2:1: YAML merge keys (`<<:`) are not supported in a run file: write"),
+        (f"tasks: {TASK}\nmodel: !function os.system\n", ":2: model: expected text or a number, got `!function os.sy"),
     ],
 )
 def test_a_file_that_is_no_run_is_one_line_naming_it(
