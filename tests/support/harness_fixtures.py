@@ -155,8 +155,8 @@ def harness_script() -> str:
 @pytest.fixture(scope="session")
 def fixture_builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     """`fixture_builds(mmlongbench=["niah_vh_single_8k"], milebench=["image_needle"])`: a `--data_dir` holding each
-    benchmark's `--source fixture` build of those configs. Each (benchmark, configs) is built once a session (per
-    worker) and linked into the folders that ask for it, so the modules that read the same build share it: read it,
+    benchmark's `--source fixture` build of those configs (`into=FOLDER`: linked into the caller's own). Each
+    (benchmark, configs) is built once a session (per worker) and linked into the folders that ask for it, so the modules that read the same build share it: read it,
     never edit it (a test that edits a build makes its own)."""
     import importlib
 
@@ -171,14 +171,15 @@ def fixture_builds(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Pa
             builds[benchmark, configs] = root / benchmark
         return builds[benchmark, configs]
 
-    def data_dir(**configs: Iterable[str]) -> Path:
+    def data_dir(into: Path | None = None, **configs: Iterable[str]) -> Path:
+        """`into`: a folder of the caller's (holding builds of its own) to link them into, else one of their own."""
         key = tuple(sorted((benchmark, tuple(names)) for benchmark, names in configs.items()))
-        if key not in folders:
-            folder = tmp_path_factory.mktemp("fixture_builds")
-            for benchmark, names in key:
-                (folder / benchmark).symlink_to(built(benchmark, names), target_is_directory=True)
-            folders[key] = folder
-        return folders[key]
+        if into is None and key in folders:
+            return folders[key]
+        folder = into or folders.setdefault(key, tmp_path_factory.mktemp("fixture_builds"))
+        for benchmark, names in key:
+            (folder / benchmark).symlink_to(built(benchmark, names), target_is_directory=True)
+        return folder
 
     return data_dir
 

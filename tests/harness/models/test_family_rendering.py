@@ -42,9 +42,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, data_dir: Path, fixture_buil
     """One data folder with the three benchmarks' fixtures (the session's builds: MMNeedle's synthetic one, the
     others' fixture releases)."""
     root = tmp_path_factory.mktemp("families")
-    shared = fixture_builds(mmlongbench=["niah_vh_single_8k"], milebench=["clevr_change"])
-    for benchmark in ("mmlongbench", "milebench"):
-        (root / benchmark).symlink_to((shared / benchmark).resolve(), target_is_directory=True)
+    fixture_builds(into=root, mmlongbench=["niah_vh_single_8k"], milebench=["clevr_change"])
     (root / "mmneedle").symlink_to(data_dir / "mmneedle")
     return root
 
