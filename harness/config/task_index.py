@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from builders.core import contract
 from harness.config.task_config import GroupConfig, TaskConfig, parse_group, parse_task
-from harness.config.yaml_loader import YamlDict, copied, load_config
+from harness.config.yaml_loader import YAML_MOST, YamlDict, copied, load_config
 from harness.errors import TaskConfigError, UserError, suggest
 
 
@@ -54,12 +55,13 @@ _PARSED_FOLDERS = 16
 
 
 def _digest(paths: Iterable[Path]) -> str | None:
-    """sha256 over the names and bytes of `paths`; None where one cannot be read (the parse says why)."""
+    """sha256 over the names and bytes of `paths`, each read as the parse reads it (a regular file within its bound:
+    one swapped for a FIFO since is no wait); None where one cannot be read (the parse then says why)."""
     digest = hashlib.sha256()
     try:
         for path in paths:
             digest.update(f"{path}\0".encode())
-            digest.update(path.read_bytes())
+            digest.update(contract.read_regular(path, YAML_MOST, "a task or group file"))
     except OSError:
         return None
     return digest.hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import pytest
 from harness.config.task_index import TaskIndex, default_tasks_dir
 from harness.config.yaml_loader import load_config
 from harness.errors import TaskConfigError
+from tests.support.deadline import within
 from tests.support.run_setups import run_args
 
 
@@ -256,6 +258,10 @@ def test_a_folder_indexed_again_in_one_process_is_parsed_again_only_where_a_file
     assert until() == ["bbbb"]  # a template outside the folder, rewritten at the same size
     write(folder / "b.yaml", "task: t_b\ndataset_path: d\ndoc_to_text: q\n")
     assert set(TaskIndex([folder], include_defaults=False).tasks) == {"t_a", "t_b"}  # a file added
+    (shared / "_base.yaml").unlink()
+    os.mkfifo(shared / "_base.yaml")  # swapped for a FIFO once parsed: the kept parse's check never waits on it
+    with within(10, "indexing again over a FIFO"), pytest.raises(TaskConfigError, match="_base.yaml' not found"):
+        TaskIndex([folder], include_defaults=False)
 
 
 def test_an_include_cycle_through_a_template_many_tasks_share(tmp_path: Path) -> None:
