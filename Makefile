@@ -10,8 +10,10 @@ DEMO_DIR ?= demo_out
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
-	# torch 2.13.0 is the CPU build; an unpinned torch would pull a multi-GB CUDA build.
-	$(PY) -m pip install -q torch==2.13.0
+	# torch with the torchvision built for it: the 2025-2026 processors (Gemma 4, SmolVLM, LFM2-VL, Molmo2, ...) need
+	# torchvision, and PyPI's torchvision fails to import beside the CPU build of torch (docs/models.md). Pinned, as
+	# SGLang pins it; an unpinned torch would pull whichever CUDA build is newest.
+	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
 	$(PY) -m pip install -q -e '.[hf,openai,gemini,anthropic,dev,locovqa,pdf,view,ray,wandb]'
 	touch $(STAMP)
 

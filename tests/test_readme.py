@@ -99,7 +99,7 @@ def test_the_readme_and_the_demo_say_how_to_reach_the_commands_and_the_cpu_build
     `pip install -e '.[hf,view]'` pulls the CUDA build of torch on a CPU-only machine without a word."""
     text = README.read_text(encoding="utf-8")
     install = text.split("## Install")[1].split("## ")[0]
-    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in install
+    assert "pip install torch==2.14.1 torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cpu" in install
     make = text.split("## Two make commands")[1].split("## ")[0]
     assert "source .venv/bin/activate" in make and "harness view demo_out/results" in make
     last = (ROOT / "scripts" / "demo.sh").read_text(encoding="utf-8").strip().splitlines()[-1]

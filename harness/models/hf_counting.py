@@ -6,7 +6,9 @@ truncation), and `--screen_only` loads the same two things from a local folder o
 to count before a GPU is booked: one code path, so the screen and the run decide every sample alike. A prompt is
 the rendered chat template tokenized, each image placeholder counted as the tokens the processor expands it to
 at the size the image is scaled to (`max_pixels`). Where the processor cannot tell an image's tokens from its
-size, the image is estimated by its model family's rule (`harness.models.families`) and the count says so. The chat
+size, it is given a blank image of that size and the tokens its placeholder became are counted (`measured`: the
+processor's own expansion, kept per size); only where that fails too is the image estimated by its model family's
+rule (`harness.models.families`), and the count says so. The chat
 is built as the model's official wrapper built it (`harness.models.prompt_style`): the prompt counted is the prompt
 sent.
 """
@@ -47,6 +49,18 @@ def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | Non
     except Exception:  # a processor that needs more than sizes: its family's estimate instead
         return token_id, False
     return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
+
+
+def measured(processor: Any, tokenizer: Any, token_id: int, width: int, height: int, call: Mapping[str, Any]) -> int:
+    """The tokens one image placeholder becomes when the processor is given a blank `width` x `height` image with
+    the settings `call`: what a processor without a size counter (SmolVLM's, LFM2-VL's, Llama 4's) makes of an image
+    of that size, read off its own output rather than restated. BOS and other specials cancel out."""
+    from PIL import Image
+
+    text = str(tokenizer.convert_ids_to_tokens(token_id))
+    alone = tokenizer(text).input_ids
+    ids = processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)["input_ids"][0]
+    return len(ids) - len(alone) + alone.count(token_id)
 
 
 def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
@@ -173,6 +187,15 @@ class ProcessorCount:
         # `apply_chat_template(tokenize=True)` gives (`PromptStyle.bos == "template"`).
         self._template_bos = str(bos) if self.style.bos == "template" and adds_bos else ""
         self._counted: dict[tuple[str, int, int, int, object], int] = {}
+        self._measured: dict[tuple[int, int, int, object], int] = {}
+        self.measures_images = self.measured_exact = False
+        # A size count that misses tokens the processor puts around an image: measured instead
+        self.counts_images = self.counts_images and self._counts_as_sent()
+        # Without a (true) size counter: the processor's own expansion of a blank image of each size, where it gives one
+        self.measures_images = not self.counts_images and self._measure(processor, 56, 56, {}) is not None
+        # Measured alone, an image's tokens may still merge with the text beside it (Idefics2's space after an image):
+        # exact only where the probe prompt counts as sent
+        self.measured_exact = self.measures_images and self._counts_as_sent()
 
     @classmethod
     def load(
@@ -186,13 +209,15 @@ class ProcessorCount:
         processor_kwargs: Mapping[str, object] | None = None,
         chat_template: str | None = None,
         image_only: bool = False,
+        pil: bool = False,
         style: PromptStyle | None = None,
         settings_at_load: bool = False,
         max_grid_tiles: int | None = None,
     ) -> ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
         folder or the local Hub cache, never the network; `image_only`: the processor built without its video
-        processor (`harness.models.hf_image_only`); `settings_at_load`: a request's processor settings applied as the
+        processor (`harness.models.hf_image_only`); `pil`: with transformers' PIL image processor where it has one
+        (`backend="pil"`; else its torchvision one, where installed); `settings_at_load`: a request's processor settings applied as the
         processor is loaded, as the `hf` backend sends them (`settle`); `max_grid_tiles`: its AnyRes grid pinpoints
         kept to those of at most that many tiles (`harness.models.processor_settings.grid_within`)."""
         from transformers import AutoProcessor
@@ -203,7 +228,7 @@ class ProcessorCount:
 
             processor = load_image_only_processor(pretrained, config, **kwargs)
         else:
-            processor = AutoProcessor.from_pretrained(pretrained, **kwargs)
+            processor = AutoProcessor.from_pretrained(pretrained, **kwargs, **({"backend": "pil"} if pil else {}))
         if max_grid_tiles is not None:
             processor = grid_within(processor, max_grid_tiles)
         return cls(
@@ -225,6 +250,18 @@ class ProcessorCount:
             return self._settled(settings)
         return Settled(self.processor, dict(settings or {}), {})
 
+    def _measure(self, processor: Any, width: int, height: int, call: Mapping[str, Any]) -> int | None:
+        """`measured`, kept per size and settings; None where the processor cannot be asked so."""
+        key = (id(processor), width, height, frozen_settings(call))  # a request's settings may make another processor
+        if key not in self._measured:
+            if self._image_token_id is None:
+                return None
+            try:
+                self._measured[key] = measured(processor, self.tokenizer, self._image_token_id, width, height, call)
+            except Exception:  # a processor that needs more than a blank image: its family's estimate instead
+                return None
+        return self._measured[key]
+
     @property
     def token_rule(self) -> str:
         kind = type(self.processor).__name__
@@ -232,6 +269,13 @@ class ProcessorCount:
             return (
                 f"hf processor {kind}: the chat template's tokens, each image as the processor expands it "
                 "(checked again on the real input_ids before generate)"
+            )
+        if self.measures_images:
+            exact = "exact for one image; " if self.measured_exact else "an estimate: its tokens merge with the text; "
+            return (
+                f"hf processor {kind}: the chat template's tokens, each image as the processor expands a blank image "
+                f"of its size ({exact}several images may share framing tokens; checked again on the real input_ids "
+                "before generate)"
             )
         rule = self.family.rule if self.family else "the rows' rule"
         return (
@@ -242,9 +286,14 @@ class ProcessorCount:
     @property
     def estimated(self) -> str:
         """Why its image counts are estimates, or "" where the processor counts each image itself."""
-        return (
-            "" if self.counts_images else f"{type(self.processor).__name__} cannot tell an image's tokens from its size"
-        )
+        kind = type(self.processor).__name__
+        if self.measures_images:
+            merged = "" if self.measured_exact else " (its tokens merge with the text beside it)"
+            return (
+                f"{kind} cannot tell an image's tokens from its size: each is measured alone{merged}, and images side "
+                "by side may share framing tokens"
+            )
+        return "" if self.counts_images else f"{kind} cannot tell an image's tokens from its size"
 
     def decode_encode(self, text: str) -> str:
         """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.inputs.round_trip`)."""
@@ -287,7 +336,12 @@ class ProcessorCount:
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is what the processor will build for this request (else an estimate)."""
         images = request.images
-        return not images or (self.counts_images and all(i.width is not None and i.height is not None for i in images))
+        # A measured count is the processor's own for one image; images side by side may share framing tokens
+        # (Idefics2 merges two `<fake_token_around_image>` into one), so several are an estimate.
+        measured_exact = self.measured_exact and len(images) == 1
+        return not images or (
+            (self.counts_images or measured_exact) and all(i.width is not None and i.height is not None for i in images)
+        )
 
     def prompt_tokens(self, request: Request) -> int:
         """The prompt's tokens as the model sees them; the rows' rule where an image's size or the image
@@ -319,6 +373,11 @@ class ProcessorCount:
         settings = {**self.processor_kwargs, **dict(request.processor_kwargs)}
         if not sizes:
             return []
+        counted = self._sized(sizes, settings)
+        return image_costs(request, self.max_pixels) if counted is None else counted
+
+    def _sized(self, sizes: list[tuple[int, int]], settings: dict[str, object]) -> list[int] | None:
+        """`image_tokens` of images of these sizes; None where only the rows' figures can say."""
         settled = self.settle(settings)
         held = image_processor_settings(settled.processor)
         if self.counts_images:
@@ -334,8 +393,39 @@ class ProcessorCount:
                     for w, h in sizes
                 ]
             return list(counter(image_sizes=[(h, w) for w, h in sizes], **settled.call).num_image_tokens)
+        if self.measures_images:
+            counts = [self._measure(settled.processor, w, h, settled.call) for w, h in sizes]
+            if all(n is not None for n in counts):
+                return [int(n or 0) for n in counts]
         if self.family is not None:
             # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)
             # under the request's own.
             return [self.family.image_tokens(w, h, {**held, **settings}) for w, h in sizes]
-        return image_costs(request, self.max_pixels)
+        return None
+
+    def _counts_as_sent(self) -> bool:
+        """Whether the count, laid out and framed as a prompt is, gives the input ids the processor's own call gives
+        for one image of a probe size, in a plain prompt and in one the chat template renders: a processor that puts
+        tokens around an image that its size count does not see (and `hf_expansion` does not know), or whose image
+        merges with the text beside it, is not claimed exact."""
+        from PIL import Image
+
+        parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
+        chat = [{"role": "user", "content": parts}]
+        width, height = 300, 200
+        try:
+            rendered = self.processor.apply_chat_template(
+                chat, chat_template=self.chat_template, add_generation_prompt=True, tokenize=False
+            )
+            call = self.settle(dict(self.processor_kwargs)).call
+            sized = self._sized([(width, height)], dict(self.processor_kwargs))
+            for text in (f"Look: {self.image_token} what?", str(rendered)):
+                laid, token_id = framed(self.processor, laid_out(self.processor, text, 1))
+                ids = self.tokenizer(laid).input_ids
+                sent = self.processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)
+                placeholders = ids.count(self._image_token_id if token_id is None else token_id)
+                if sized is None or len(ids) - placeholders + sum(sized) != len(sent["input_ids"][0]):
+                    return False
+        except Exception:  # a processor that cannot be probed so: its count is not claimed exact
+            return False
+        return True

@@ -40,7 +40,10 @@ def laid_out(processor: object, prompt: str, images: int) -> str:
     from PIL import Image
 
     stand_ins = [Image.new("RGB", (1, 1)) for _ in range(images)]
-    _, text, *_ = layout(images=stand_ins, text=[prompt])
+    try:
+        _, text, *_ = layout(images=stand_ins, text=[prompt])
+    except Exception:  # a layout that needs its own call's merged settings (GOT-OCR2's): the count's probe then
+        return prompt  # finds whether the prompt as it is counts as sent (`ProcessorCount._counts_as_sent`)
     return str(text[0] if isinstance(text, list | tuple) else text)
 
 

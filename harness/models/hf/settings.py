@@ -40,9 +40,10 @@ class HFSettings:
     request_order: str = (
         "length"  # "cache": requests sharing a prompt prefix together (`harness.models.scheduling.prefix_order`)
     )
-    processor: str = (
-        "auto"  # "image_only": built without a video processor, no torchvision (`harness.models.hf_image_only`)
-    )
+    # "auto": transformers' choice (its torchvision image processors where torchvision is installed); "pil": its PIL
+    # ones, as transformers 4's default slow processors, the papers' era's, ran; "image_only": built without a video
+    # processor, no torchvision (`harness.models.hf_image_only`)
+    processor: str = "auto"
     # How the chat is built from a request, as a model's official wrapper built it (`harness.models.prompt_style`).
     prompt_style: str = "default"
     # AnyRes (LLaVA-NeXT, LLaVA-OneVision): the grid pinpoints kept to those of at most N tiles, as MMLongBench's
@@ -58,8 +59,8 @@ class HFSettings:
     def __post_init__(self) -> None:
         check_order(self.request_order, "hf")
         style_named(self.prompt_style)
-        if self.processor not in ("auto", "image_only"):
-            raise ValueError(f"--model_args processor={self.processor!r}: expected auto or image_only")
+        if self.processor not in ("auto", "pil", "image_only"):
+            raise ValueError(f"--model_args processor={self.processor!r}: expected auto, pil or image_only")
         if self.yarn_factor is not None and not self.text_only:
             raise ValueError("--model_args yarn_factor: a setting of the text-only path (text_only=true) alone")
         if self.text_only and (
@@ -94,6 +95,7 @@ def processor_count(settings: HFSettings, *, offline: bool = False) -> Processor
         max_pixels=settings.max_pixels,
         offline=offline,
         image_only=settings.processor == "image_only",
+        pil=settings.processor == "pil",
         style=style_named(settings.prompt_style),
         settings_at_load=True,
         max_grid_tiles=settings.max_grid_tiles,

@@ -79,5 +79,5 @@ def test_an_unknown_processor_choice_is_a_clear_error() -> None:
     from harness.models.args import settings_from_args
     from harness.models.hf.settings import HFSettings
 
-    with pytest.raises(ValueError, match="processor='video': expected auto or image_only"):
+    with pytest.raises(ValueError, match="processor='video': expected auto, pil or image_only"):
         settings_from_args(HFSettings, {"pretrained": "x", "processor": "video"}, "hf")

@@ -1,5 +1,7 @@
 """Images scaled to the processor's size before the processor (`harness.models.hf.presize`), in the `hf` backend's
-image threads: the processor's output, and so every answer, is the same as when it is given the decoded image."""
+image threads: the processor's output, and so every answer, is the same as when it is given the decoded image. The
+rule is that of transformers' PIL image processors (`processor=pil`; with torchvision installed, transformers picks
+its torchvision ones, which are given their images untouched)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,9 @@ def test_images_scaled_first_give_the_processor_the_same_output(tiny_llava: Path
 
     from harness.models.hf.presize import ProcessorScale
 
-    processor = AutoProcessor.from_pretrained(tiny_llava)  # CLIP's: shortest edge 28, bicubic, then a 28 px crop
+    processor = AutoProcessor.from_pretrained(
+        tiny_llava, backend="pil"
+    )  # CLIP's: shortest edge 28, bicubic, then a 28 px crop
     scale = ProcessorScale(processor)
     images = [_noise(512, 512, 0), _noise(300, 200, 1), _noise(200, 301, 2), _noise(512, 512, 3), _noise(20, 10, 4)]
     scaled = [scale(image) for image in images]
@@ -46,7 +50,7 @@ def test_a_processor_argument_that_changes_its_scaling_stops_scaling_first(tiny_
 
     from harness.models.hf.presize import ProcessorScale
 
-    processor = AutoProcessor.from_pretrained(tiny_llava)
+    processor = AutoProcessor.from_pretrained(tiny_llava, backend="pil")
     scale = ProcessorScale(processor)
     image = _noise(512, 384, 0)
     bilinear = (("resample", int(Image.Resampling.BILINEAR)),)  # the processor's own resize is then not the rule's
@@ -60,7 +64,7 @@ def test_processors_without_the_rule_are_left_alone(tiny_llava: Path) -> None:
 
     from harness.models.hf.presize import ProcessorScale, scale_rule, target_size
 
-    processor = AutoProcessor.from_pretrained(tiny_llava)
+    processor = AutoProcessor.from_pretrained(tiny_llava, backend="pil")
     assert scale_rule(processor.image_processor) == (28, None, int(Image.Resampling.BICUBIC))
     assert target_size((28, None, 3), 640, 480) == (37, 28) and target_size((None, (24, 32), 3), 640, 480) == (32, 24)
     processor.image_processor.do_resize = False
@@ -83,7 +87,9 @@ def test_scaling_first_and_image_threads_change_no_answer(data_dir: Path, tiny_l
     requests = [task.build_request(i, task.doc(i), settings) for i in range(3)]
     answers = {}
     for threads, scale_first in ((1, False), (3, True)):
-        model = HFModel.from_args({"pretrained": str(tiny_llava), "threads": "1", "image_threads": str(threads)})
+        model = HFModel.from_args(
+            {"pretrained": str(tiny_llava), "processor": "pil", "threads": "1", "image_threads": str(threads)}
+        )
         if not scale_first:
             model.scale_first.rule = None
         answers[threads] = [(r.text, r.error, r.usage) for r in model.generate(requests)]

@@ -261,13 +261,12 @@ def test_vllm_with_a_checkpoint_not_available_offline_is_estimated_by_its_family
     assert "llava-hf/llava-1.5-7b-hf's config and processor are not on this machine" in run.out
 
 
-def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(
+def test_a_processor_that_cannot_count_from_sizes_is_measured_with_a_blank_image_and_probed(
     tmp_path: Path, data_dir: Path, needle_run, rows
 ) -> None:
-    """Idefics2's processor has no size-only count: the chat template is still tokenized by the model's tokenizer,
-    each image is estimated by the Idefics2 rule, and the table says `estimate`; the rule restates the processor's
-    expansion, so the estimate is within a token per image (a space the processor adds after an image) of the
-    input_ids it really builds."""
+    """Idefics2's processor has no size-only count (issue 72): each image is what the processor makes of a blank
+    image of its size, within a token of the input_ids it really builds (a space it adds after an image merges with
+    the text), which the count's probe finds: the table says `estimate`."""
     from transformers import Idefics2Config, Idefics2ImageProcessorPil, Idefics2Processor
 
     from harness.config.task_index import TaskIndex
@@ -290,7 +289,7 @@ def test_a_processor_that_cannot_count_from_sizes_is_estimated_by_its_family(
     run = needle_run("mmneedle_m1_n2_k1_pos", "hf", None, "--limit", "2", "--screen_only", model_args=weightless)
     assert run.code == 0, run.err
     assert table_row(run.out, "mmneedle_m1_n2_k1_pos")[9] == "estimate"
-    assert "each image estimated by 64 tokens per crop" in run.out and "Idefics2Processor cannot tell" in run.out
+    assert "each image as the processor expands a blank image of its size (an estimate" in run.out
 
     count = ProcessorCount.load(str(checkpoint), offline=True)
     task = Task(TaskIndex().tasks["mmneedle_m1_n2_k1_pos"])
