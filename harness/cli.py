@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from builders.core.contract import REQUIRED, option
+from builders.core.contract import REQUIRED, option, switch
 from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
 from harness.run_arguments import EvaluationOptions, parse_arguments, run_parser
 
@@ -172,6 +172,13 @@ def models_command(argv: list[str]) -> int:
         description="List model backends and aliases, with the papers' models each benchmark declares.",
     )
     options = ModelsOptions.parse_command(parser, argv)
+    if options.by_config:
+        if options.tasks is not None or options.benchmark is not None:
+            parser.error("--by_config lists model types: it takes a NAME filter, not --tasks or --benchmark")
+        from harness.models.families.by_config import by_config_listing
+
+        print(by_config_listing(options.name))
+        return 0
     if options.tasks is not None:
         return _models_sends(parser, options)
     benchmarks = index_benchmarks(TaskIndex(list(options.include_path)))
@@ -195,6 +202,10 @@ class ModelsOptions(CommandOptions):
         None, "with NAME: what --model NAME sends on these tasks, as a run resolves it", metavar="T[,T...]"
     )
     model_args: str = option("", "with --tasks: the run's --model_args", metavar="K=V,...")
+    by_config: bool = switch(
+        "every image-text-to-text model_type of the installed transformers (those holding NAME): its family module, "
+        "if any, its processor, and whether a prompt is counted exactly before sending"
+    )
 
 
 def _models_sends(parser: CommandParser, args: ModelsOptions) -> int:

@@ -3,9 +3,9 @@ docs/backends.md share (`tests/harness/models/test_forward_pass.py` keeps the tw
 `vllm` alias no row names): for each, its tiny processor and config makers where transformers 5.20.2 runs it on this
 machine's CPU, or the exact reason it cannot, with a probe that shows the reason still holds (`blocked`: true while it
 does), so the row is revisited the day it stops holding. A row may have both: its makers then run where its probe
-finds what this machine lacks (Gemma 4's processor, on a GPU machine's torch with torchvision). A `vllm` alias is checked through vLLM 0.33.0's own processor
-where that runs without a GPU; none of today's does (vLLM's model modules import transformers' torchvision image
-processors, or take the checkpoint's remote processor), so each such row says what is not checked and why.
+finds what it needs. A `vllm` alias is checked through vLLM 0.33.0's own processor where that runs without a GPU; none
+is yet (a row says what is not checked and why). Pixtral's and Llama 4's rows are made by the generic factory
+(`tests.support.checkpoint_factory`), which builds any image-text-to-text type of transformers.
 
 Each kind of alias has its own row: its template (LLaVA-NeXT's Vicuna, Mistral and Llama 3 checkpoints, Qwen3-VL's
 Instruct and Thinking), and its mixture-of-experts config where the alias is one (the `-a3b` aliases, GLM-4.5V).
@@ -26,7 +26,8 @@ from tests.support import family_templates as templates
 from tests.support import tiny_vlm_configs as configs
 from tests.support import tiny_vlm_processors as processors
 
-TORCHVISION = "needs torchvision, which this machine's CPU torch cannot have (docs/backends.md, `processor=image_only`)"
+# A row whose reason is a check not yet written rather than what this machine lacks: it has no probe to hold.
+NOT_CHECKED_YET = "not checked yet:"
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class ForwardFamily:
     @property
     def runs(self) -> bool:
         """Runs on this machine; a row with makers whose reason is a module this machine cannot import runs where it
-        can (Gemma 4's processor on a GPU machine's torch, which has torchvision)."""
+        can."""
         return not self.reason or (self.make_processor is not None and self.blocked is not None and not self.blocked())
 
 
@@ -84,6 +85,18 @@ def _remote_processor(architecture: str, module: str, model_type: str, also_miss
         )
 
     return blocked
+
+
+def _factory(model_type: str, part: int) -> Callable[..., Any]:
+    """The generic factory's processor (0) or config (1) of `model_type` (`tests.support.checkpoint_factory`): its
+    tiny tokenizer is built alike each time, so a config made beside another processor names the same ids."""
+
+    def made(*_: Any) -> Any:
+        from tests.support.checkpoint_factory import parts
+
+        return parts(model_type)[part]
+
+    return made
 
 
 def _llava_next(tokenizer: Any) -> Any:
@@ -281,26 +294,25 @@ FAMILIES: tuple[ForwardFamily, ...] = (
     ),
     ForwardFamily(
         "pixtral",
-        "LlavaForConditionalGeneration (Pixtral vision), Mistral3ForConditionalGeneration, PixtralProcessor",
+        "Mistral3ForConditionalGeneration (Pixtral vision), PixtralProcessor",
         ("pixtral",),
-        reason=f"PixtralProcessor {TORCHVISION}: transformers 5.20.2 declares it `@requires(backends=('torchvision', "
-        "'torch'))` and its module imports image_processing_pixtral, which imports torchvision",
-        blocked=_fails_on("transformers.models.pixtral.processing_pixtral", "torchvision"),
+        make_processor=_factory("mistral3", 0),
+        make_config=_factory("mistral3", 1),
     ),
     ForwardFamily(
         "llama4",
         "Llama4ForConditionalGeneration, Llama4Processor, Llama4ImageProcessor",
         ("llama4 (new)",),
-        reason=f"Llama4ImageProcessor {TORCHVISION}: transformers 5.20.2 has no PIL backend for it",
-        blocked=_fails_on("transformers.models.llama4.image_processing_llama4", "torchvision"),
+        make_processor=_factory("llama4", 0),
+        make_config=_factory("llama4", 1),
     ),
     ForwardFamily(
         "gemma3n",
         "Gemma3nForConditionalGeneration, Gemma3nProcessor",
         ("gemma3n-e2b", "gemma3n-e4b"),
-        reason="its vision tower is timm's MobileNetV5 (TimmWrapperModel), which needs timm (1.0.16 or later), and timm "
-        "imports torchvision at its top (`timm/layers/create_norm.py`), which this machine's CPU torch cannot have",
-        blocked=_fails_on("timm", "timm", "torchvision"),
+        reason="its vision tower is timm's MobileNetV5 (TimmWrapperModel), which needs timm (1.0.16 or later), which no "
+        "extra installs yet",
+        blocked=_fails_on("timm", "timm"),
     ),
     ForwardFamily(
         "internvl2 (vllm)",
@@ -316,12 +328,10 @@ FAMILIES: tuple[ForwardFamily, ...] = (
             "internvl2-4b",
             "internvl2-8b",
         ),
-        reason="not checked here: the image tokens vLLM 0.33.0 writes for each image (its tiles under "
-        "max_dynamic_patch, the InternVL2/2.5 aliases' 4 and the 64K/128K rules' 1); its InternVL processor module "
-        "imports torchvision.transforms at its top, and torchvision cannot be installed beside this machine's CPU "
-        "torch",
+        reason=f"{NOT_CHECKED_YET} the image tokens vLLM 0.33.0's InternVLChatProcessor writes for each image (its "
+        "tiles under max_dynamic_patch, the InternVL2/2.5 aliases' 4 and the 64K/128K rules' 1); it imports here since "
+        "torchvision is installed (issue 72), and no check drives it yet",
         backend="vllm",
-        blocked=_fails_on("vllm.transformers_utils.processors.internvl", "torchvision"),
     ),
     ForwardFamily(
         "phi4-multimodal",
@@ -330,9 +340,9 @@ FAMILIES: tuple[ForwardFamily, ...] = (
         reason="not checked here: the image tokens vLLM 0.33.0 writes for each image (dynamic_hd crops, the alias's "
         "4 and the 64K/128K rules' 1); vLLM's phi4mm takes its processor from the checkpoint's remote code "
         "(AutoProcessor; transformers has none for phi4mm, its phi4_multimodal is another checkpoint format), which is "
-        "not on this machine offline and imports torchvision at its top",
+        "not on this machine offline",
         backend="vllm",
-        blocked=_remote_processor("Phi4MMForCausalLM", "phi4mm", "phi4mm", also_missing="torchvision"),
+        blocked=_remote_processor("Phi4MMForCausalLM", "phi4mm", "phi4mm"),
     ),
     ForwardFamily(
         "phi3.5-vision",
@@ -414,11 +424,6 @@ FAMILIES += (
         tuple(name for name in ALIASES if name.startswith("gemma4-")),
         current.gemma4,
         current.gemma4_config,
-        reason=f"Gemma4Processor {TORCHVISION}: transformers 5.20.2's processing_gemma4 imports image_processing_gemma4, "
-        "which imports torchvision (Gemma4ImageProcessorPil alone runs: tests/harness/models/test_families_2026.py "
-        "checks the family's rule and this row's tiny model against it); the row runs where torchvision is, and ran on "
-        "a GPU machine's torch (bench/RESULTS.md, Gemma 4's forward pass)",
-        blocked=_fails_on("transformers.models.gemma4.processing_gemma4", "torchvision"),
     ),
     ForwardFamily(
         "llava-onevision-2",

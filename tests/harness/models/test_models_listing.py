@@ -220,3 +220,29 @@ def test_models_with_tasks_says_what_the_alias_sends_there(harness) -> None:
     benchmarks = task_benchmarks(["milebench_few"])
     _, args, _ = resolve("llava-1.5-7b", {}, benchmarks)
     assert alias_info("llava-1.5-7b", benchmarks, args)["prompt"]["name"] == "llava_llama_2"  # as the run sent it
+
+
+def test_by_config_lists_every_image_text_type_of_the_installed_transformers(harness) -> None:
+    """Issue 72, item 1: each type once, read from transformers' own mapping; a family module's type named with its
+    family, every other `-`; a processor that tells an image's tokens from its size counted exactly, one that cannot
+    measured, else estimated by the family's rule or, without one, the rows' own."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES as MAPPED
+
+    from harness.models.families import family_of
+
+    run = harness("models", "--by_config")
+    assert run.code == 0, run.err
+    rows = {line.split()[0]: line for line in run.out.splitlines()[1:] if line and not line[0].isdigit()}
+    assert set(rows) == set(MAPPED)
+    assert f"{len(MAPPED)} image-text-to-text model types" in run.out
+    for model_type, line in rows.items():
+        variant = family_of(model_type, (MAPPED[model_type],))
+        assert (line.split()[2] == "-") is (variant is None), line
+    assert rows["qwen3_vl"].endswith(" exact")
+    assert rows["gemma3n"].endswith("measured (a blank image of each size), else estimate: the Gemma 3n family's rule")
+    assert rows["smolvlm"].endswith("else estimate: the rows' own rule (no family module)")
+    only = harness("models", "gemma", "--by_config")
+    assert only.code == 0 and {line.split()[0] for line in only.out.splitlines()[1:-2] if line} == {
+        t for t in MAPPED if "gemma" in t
+    }
+    assert harness("models", "--by_config", "--tasks", "x").code == 2

@@ -1,0 +1,827 @@
+"""A tiny checkpoint of any image-text-to-text `model_type` of the installed transformers, made generically: the
+type's default config with every width, depth, head and expert count shrunk (its vision geometry kept, so the
+processor's defaults make as many image tokens as the model makes image features), its real processor class built
+from its parts around a tiny tokenizer that holds every special token the processor reads, a chat template, and
+`save_pretrained` of both, so `AutoModelForImageTextToText` / `AutoProcessor` (and the `hf` backend) load it as they
+load a published one. The hand-made makers (`forward_families`) stay the reference for the families the harness
+runs; this is the path for the rest, and for what a new transformers release adds.
+
+    from tests.support.checkpoint_factory import CannotBuild, build, image_text_types
+    folder = build("smolvlm", tmp_path / "smolvlm")  # or CannotBuild("<the reason>")
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# The tiny widths (those of `tiny_vlm_configs`): one width everywhere, so a projector between towers never has to
+# be told two.
+WIDTH, FFN, MOE_FFN, HEADS, KV_HEADS, HEAD_DIM, LAYERS = 64, 128, 32, 4, 2, 16, 2
+EXPERTS, EXPERTS_PER_TOKEN = 4, 2
+CONTEXT = 16384  # the text model's context at least
+MAX_BYTES = 16 * 2**20  # a checkpoint over this is a shrink that missed a size
+RUNS = "runs end to end"  # docs/models.md's word for a type built and run by `harness --model hf`
+
+_WIDTHS = {
+    "hidden_size", "embed_dim", "d_model", "n_embd", "hidden_dim", "width", "out_hidden_size", "projector_hidden_size",
+    "vision_hidden_size", "text_hidden_size", "mm_hidden_size", "projection_dim", "encoder_hidden_size",
+    "vision_embed_dim", "text_embed_dim", "projector_dim", "output_dim", "proj_dim", "projection_hidden_size",
+    "projector_input_dim", "projector_output_dim", "vision_output_dim",
+}  # fmt: skip
+_FFNS = {
+    "intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "mlp_dim", "n_inner", "d_ff",
+    "intermediate_size_mlp", "dense_intermediate_size",
+}  # fmt: skip
+_MOE_FFNS = {"moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size", "share_expert_dim"}
+_HEADS = {
+    "num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads", "decoder_attention_heads",
+    "attention_heads", "num_sliding_attention_heads",
+}  # fmt: skip
+_KV_HEADS = {"num_key_value_heads", "n_kv_heads", "num_kv_heads", "multi_query_group_num"}
+_LAYERS = {
+    "num_hidden_layers", "num_layers", "depth", "n_layer", "n_layers", "encoder_layers", "decoder_layers",
+    "num_encoder_layers", "num_decoder_layers",
+}  # fmt: skip
+_EXPERTS = {"num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts"}
+_EXPERTS_PER_TOKEN = {"num_experts_per_tok", "moe_k", "moe_topk", "num_experts_per_token"}
+# MLA (DeepSeek-style attention: Kimi K2.5's): its ranks and its split head dims, small and consistent
+_MLA = {"kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 8, "v_head_dim": 16}
+# Linear attention (Qwen3.5's gated delta net and its kin)
+_LINEAR = {
+    "linear_key_head_dim": 16,
+    "linear_value_head_dim": 16,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+}
+# Per-layer index settings (which layers are dense, full attention, tapped for features ...): remapped into the new
+# depth
+_INDEXED = re.compile(r"(layer|index|indexes|indices|idxs)$|_layers$")
+_NOT_TOKENS = {"bos", "eos", "pad", "unk", "sep", "cls", "mask", "decoder_start"}
+
+# Published chat templates the repo keeps, by model_type (`family_templates`, `published_templates/`)
+_TEMPLATES: dict[str, Callable[[], str]] = {}
+
+
+def _templates() -> dict[str, Callable[[], str]]:
+    if not _TEMPLATES:
+        from tests.support import families_2026 as current
+        from tests.support import family_templates as t
+        from tests.support import tiny_vlm_processors as tp
+
+        _TEMPLATES.update(
+            {
+                "qwen2_vl": lambda: t.QWEN2_VL,
+                "qwen2_5_vl": lambda: t.QWEN2_VL,
+                "qwen3_vl": lambda: t.QWEN3_VL,
+                "qwen3_vl_moe": lambda: t.QWEN3_VL,
+                "qwen3_5": lambda: current.QWEN3_5,
+                "qwen3_5_moe": lambda: current.QWEN3_6,
+                "gemma3": lambda: t.GEMMA3,
+                "gemma3n": lambda: t.GEMMA3N,
+                "gemma4": lambda: current.GEMMA4,
+                "idefics2": lambda: t.IDEFICS2,
+                "idefics3": lambda: t.IDEFICS3,
+                "internvl": lambda: t.INTERNVL_HF,
+                "ovis2": lambda: t.OVIS2_HF,
+                "llava": lambda: t.LLAVA_1_5,
+                "llava_next": lambda: t.LLAVA_1_5,
+                "llava_onevision": lambda: tp.LLAVA_ONEVISION,
+                "paligemma": lambda: tp.PALIGEMMA,
+                "mistral3": lambda: t.PIXTRAL,
+                "glm4v": lambda: t.GLM4_1V,
+                "glm4v_moe": lambda: t.GLM4_5V,
+                "glm46v": lambda: t.GLM4_5V,
+            }
+        )
+    return _TEMPLATES
+
+
+# Per-type settings the generic shrink cannot infer, each with why. Keys are paths into the config dict.
+OVERRIDES: dict[str, dict[str, Any]] = {
+    # Step 3.7's text model builds a sliding-window mask on every forward, even where no kept layer slides
+    "step3p7": {"text_config.sliding_window": 64},
+    # Llama 4's vision MLP takes the pixel-shuffled patches (width / ratio**2 = 64 / 0.25) at its intermediate size
+    "llama4": {"vision_config.intermediate_size": 256},
+    # Qwen4-Exp's indexed-attention layers have no indexer by default (a checkpoint sets one): a small one
+    "qwen4_exp": {
+        "text_config.indexer_n_heads": 2,
+        "text_config.indexer_kv_heads": 1,
+        "text_config.indexer_head_dim": 16,
+        "text_config.indexer_budget": 64,
+        "text_config.indexer_compress_ratio": 4,
+    },
+    # HunYuan-VL's text model reads its multimodal RoPE axes (at least 3) from mrope_section, which the default lacks
+    "hunyuan_vl": {
+        "text_config.rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 2, 2, 2]}
+    },
+    # SmolVLM's default tower (224 px, 32-px patches: 7 a side) cannot be pixel-shuffled by its scale factor 2, and
+    # its model splits the features into blocks of the patch size: SmolVLM-256M's 512-px tiles, 16-px patches and
+    # scale factor 4 (64 tokens a tile), with its processor's (`PROCESSOR_SETTINGS`)
+    "smolvlm": {"vision_config.image_size": 512, "vision_config.patch_size": 16, "scale_factor": 4},
+    # Granite 4 Vision's deepstack map and Q-Former window have no defaults (a checkpoint sets them)
+    "granite4_vision": {
+        "deepstack_layer_map": [[-1, 0], [-2, 1]],
+        "downsample_rate": "1/2",
+        "spatial_target_layers": [0, 1, 0, 1],
+    },
+}
+# Per-type settings of the processor (`processor`) and its image processor (`image_processor`) that a config override
+# above needs beside it.
+PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
+    "smolvlm": {"processor": {"image_seq_len": 64}, "image_processor": {"max_image_size": {"longest_edge": 512}}},
+}
+# Config token settings whose names are not the processor's (`image_patch_id` for Molmo 2's "<im_patch>"): the token
+TOKEN_NAMES: dict[str, dict[str, str]] = {
+    # Llama 4's features fill its "<|patch|>" tokens; its "<|image|>" is only the mark the processor expands
+    "llama4": {
+        "image_token_index": "<|patch|>",
+        "boi_token_index": "<|image_start|>",
+        "eoi_token_index": "<|image_end|>",
+    },
+    "molmo2": {
+        "image_patch_id": "<im_patch>",
+        "image_col_id": "<im_col>",
+        "image_start_token_id": "<im_start>",
+        "low_res_image_start_token_id": "<low_res_im_start>",
+        "image_end_token_id": "<im_end>",
+        "frame_start_token_id": "<frame_start>",
+        "frame_end_token_id": "<frame_end>",
+        "image_low_res_id": "<im_low>",
+    },
+}
+
+
+class CannotBuild(Exception):
+    """Why a type's tiny checkpoint cannot be built or cannot run here (one line)."""
+
+
+def _reason(err: BaseException) -> str:
+    first = (str(err).strip().splitlines() or [""])[0]
+    return f"{type(err).__name__}: {first[:300]}"
+
+
+def image_text_types() -> list[str]:
+    """Every model_type transformers maps to an image-text-to-text model."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    return sorted(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES)
+
+
+def _module_dir(model_type: str) -> Path:
+    import transformers
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    return Path(transformers.__file__).parent / "models" / model_type_to_module_name(model_type)
+
+
+def dated(model_type: str) -> str | None:
+    """The copyright year of the type's modeling file: which types are recent (2025, 2026)."""
+    for path in sorted(_module_dir(model_type).glob("modeling_*.py")):
+        found = re.search(r"Copyright\D{0,20}(\d{4})", path.read_text(encoding="utf-8")[:2000])
+        if found:
+            return found.group(1)
+    return None
+
+
+# ---- the processor -------------------------------------------------------------------------------------------------
+
+
+def _class(name: str | None) -> Any:
+    import transformers
+
+    return getattr(transformers, name) if name else None
+
+
+def _mapped(mapping: dict[str, Any], model_type: str, processor_name: str) -> Any:
+    """The class `mapping` holds for the type (the torchvision backend where there is a choice: the one AutoProcessor
+    loads), else for another type of the same processor class (glm4v_moe's is glm4v's)."""
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    names = mapping.get(model_type)
+    if names is None:
+        kin = [k for k, v in PROCESSOR_MAPPING_NAMES.items() if v == processor_name and k in mapping]
+        names = mapping[kin[0]] if kin else None
+    if isinstance(names, dict):
+        names = names.get("torchvision") or names.get("pil") or next(iter(names.values()))
+    elif isinstance(names, tuple | list):
+        names = next((n for n in names if n), None)
+    return _class(names)
+
+
+def _sources(processor_class: type) -> str:
+    """The source of the processor's own modules (its class and the transformers classes it derives from)."""
+    texts = []
+    for klass in processor_class.__mro__:
+        module = inspect.getmodule(klass)
+        if module and module.__name__.startswith("transformers.models."):
+            texts.append(inspect.getsource(module))
+    return "\n".join(texts)
+
+
+_TOKEN_LITERAL = re.compile(r"""["'](<\|?[\w\-/]+\|?>|\[[A-Z_]+\])["']""")
+
+
+def _read_tokens(processor_class: type) -> tuple[dict[str, str], set[str]]:
+    """What the processor reads of a tokenizer: the named tokens (`tokenizer.image_token`, `getattr(tokenizer,
+    "boi_token", "<default>")`), each with the default its code or constructor gives, and every special-token literal
+    its module holds (the markers it writes into the text)."""
+    source = _sources(processor_class)
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(processor_class.__init__).parameters.items()
+        if isinstance(p.default, str) and name.endswith("token")
+    }
+    found: dict[str, str] = {}
+    for name, default in re.findall(
+        r"getattr\(\s*(?:self\.)?tokenizer,\s*[\"'](\w+)[\"'](?:,\s*[\"']([^\"']*)[\"'])?", source
+    ):
+        found.setdefault(name, default)
+    for name in re.findall(r"tokenizer\.(\w+?_token)(?:_id)?\b", source):
+        found.setdefault(name, "")
+    named: dict[str, str] = {}
+    for name, default in found.items():
+        if not name.endswith("token") or name.split("_token")[0] in _NOT_TOKENS or name.startswith("_"):
+            continue
+        # the literal the processor falls back on: `self.image_token = "<|image_pad|>" if not hasattr(...) else ...`
+        assigned = re.search(rf"self\.{name}\s*=\s*([^\n]*\(\n[^\n]*\n[^\n]*|[^\n]*)", source)
+        literal = _TOKEN_LITERAL.search(assigned.group(1)) if assigned else None
+        named[name] = default or (literal.group(1) if literal else "") or defaults.get(name) or f"<|{name[:-6]}|>"
+    constants = re.findall(r"^\s+[A-Z_]*TOKEN\s*=\s*[\"']([^\"']+)[\"']", source, re.MULTILINE)  # MiniMax's
+    literals = set(_TOKEN_LITERAL.findall(source)) | set(defaults.values()) | set(constants)
+    return named, {t for t in literals if t}
+
+
+def _is_token_setting(key: str) -> bool:
+    if re.search(r"_token_(id|index|ids)$", key):
+        return key.split("_token")[0] not in _NOT_TOKENS
+    # `image_patch_id`, `audio_id`: an id of a modality's mark, not of a layer
+    return bool(re.search(r"(image|video|audio|patch|frame|vision)\w*_(id|index)$", key)) and "layer" not in key
+
+
+def _config_tokens(config_dict: dict[str, Any]) -> dict[tuple[str, ...], Any]:
+    """Every token-id setting of the config and its sub-configs (`*_token_id`, `*_token_index`, `image_patch_id`
+    ...), by path."""
+    found: dict[tuple[str, ...], Any] = {}
+
+    def walk(d: dict[str, Any], path: tuple[str, ...]) -> None:
+        for key, value in d.items():
+            if isinstance(value, dict) and "model_type" in value:
+                walk(value, (*path, key))
+            elif _is_token_setting(key) and (value is None or isinstance(value, int | list)):
+                found[(*path, key)] = value
+
+    walk(config_dict, ())
+    return found
+
+
+def _token_base(key: str) -> str:
+    return re.sub(r"_(id|index|ids)$", "", key)
+
+
+def _make_tokenizer(named: dict[str, str], literals: set[str], fresh: set[str]) -> Any:
+    from tests.support.family_processors import tokenizer
+
+    specials = tuple(sorted(literals | fresh | {"<|im_start|>", "<|im_end|>"}))
+    return tokenizer(specials, bos="<s>", **named)
+
+
+_GEOMETRY = {  # the config's patching, by the names processors and image processors give it
+    "patch_size": ("patch_size", "encoder_patch_size"),
+    "spatial_merge_size": ("spatial_merge_size", "merge_size"),
+    "merge_size": ("merge_size", "spatial_merge_size"),
+    "temporal_patch_size": ("temporal_patch_size",),
+}
+
+
+def _geometry(config_dict: dict[str, Any]) -> dict[str, Any]:
+    """The config's patching (its vision tower's first, then its own): what the processor must split images by."""
+    found: dict[str, Any] = {}
+    vision = [v for k, v in config_dict.items() if isinstance(v, dict) and "vision" in k and "model_type" in v]
+    for source in (*vision, config_dict):
+        for key, names in _GEOMETRY.items():
+            if isinstance(source.get(key), int):
+                for name in names:
+                    found.setdefault(name, source[key])
+        side = source.get("image_size")
+        if isinstance(side, list) and len(side) == 2 and side[0] == side[1]:
+            side = side[0]
+        if isinstance(side, int) and side > 0:
+            found.setdefault("image_size", side)
+    return found
+
+
+def _fitted(part: Any, geometry: dict[str, Any]) -> Any:
+    """`part` (an image or video processor) rebuilt with the config's patching where it holds a setting of that name."""
+    held = part.to_dict()
+    changes: dict[str, Any] = {}
+    side = geometry.get("image_size")
+    # a fixed-size tower (CLIP's, SigLIP's): the processor's crop (or resize) at the tower's image size
+    for name in ("crop_size", "size"):
+        mine = held.get(name)
+        if (
+            side
+            and isinstance(mine, dict)
+            and set(mine) == {"height", "width"}
+            and mine != {"height": side, "width": side}
+        ):
+            changes[name] = {"height": side, "width": side}
+            break
+        if side and isinstance(mine, dict) and set(mine) == {"shortest_edge"} and held.get("crop_size"):
+            changes[name] = {"shortest_edge": side}
+    for name, value in geometry.items():
+        if name == "image_size":
+            continue
+        if name in held and held[name] is not None and held[name] != value:
+            mine = held[name]
+            changes[name] = {k: value for k in mine} if isinstance(mine, dict) else value
+    return type(part)(**changes) if changes else part
+
+
+def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
+    """The type's real processor class around its default image processor (patching as the config's), its video
+    processor / feature extractor where it takes one, and a tiny tokenizer with every token it reads (and a fresh one
+    for each config token id no processor token names, so no id is out of the vocabulary or shared)."""
+    from transformers.models.auto.feature_extraction_auto import FEATURE_EXTRACTOR_MAPPING_NAMES
+    from transformers.models.auto.image_processing_auto import IMAGE_PROCESSOR_MAPPING_NAMES
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    name = PROCESSOR_MAPPING_NAMES.get(model_type)
+    if not name:
+        raise CannotBuild("no processor class is mapped (processing_auto has no entry for it)")
+    try:
+        processor_class = _class(name)
+        parts = {
+            "image_processor": _mapped(IMAGE_PROCESSOR_MAPPING_NAMES, model_type, name),
+            "video_processor": _mapped(VIDEO_PROCESSOR_MAPPING_NAMES, model_type, name),
+            "feature_extractor": _mapped(FEATURE_EXTRACTOR_MAPPING_NAMES, model_type, name),
+        }
+    except Exception as err:  # an import that fails here (a missing optional backend)
+        raise CannotBuild(f"its processor does not import: {_reason(err)}") from err
+    named, literals = _read_tokens(processor_class)
+    fresh = {f"<|{_token_base(path[-1])}|>" for path in _config_tokens(config_dict)}
+    text = _make_tokenizer(named, literals, fresh)
+    geometry = _geometry(config_dict)
+    kwargs: dict[str, Any] = {}
+    for attribute in processor_class.get_attributes():
+        if "tokenizer" in attribute:
+            kwargs[attribute] = text
+            continue
+        kind = next((k for k in parts if k in attribute), "feature_extractor" if "audio" in attribute else None)
+        made = parts.get(kind) if kind else None
+        if made is None:
+            raise CannotBuild(f"its processor needs a {attribute}, and transformers maps none to {model_type}")
+        own = PROCESSOR_SETTINGS.get(model_type, {}).get(kind or "", {})
+        try:
+            kwargs[attribute] = made() if kind == "feature_extractor" else _fitted(made(**own), geometry)
+        except Exception as err:
+            raise CannotBuild(f"its {made.__name__} cannot be built at its defaults: {_reason(err)}") from err
+    accepted = inspect.signature(processor_class.__init__).parameters
+    kwargs.update({k: v for k, v in geometry.items() if k in accepted and k not in kwargs})
+    kwargs.update(PROCESSOR_SETTINGS.get(model_type, {}).get("processor", {}))
+    try:
+        return processor_class(**kwargs)
+    except Exception as err:
+        raise CannotBuild(f"{name} refuses the tiny parts: {_reason(err)}") from err
+
+
+def _generic_template(marker: str) -> str:
+    """Role markers around each turn, image parts as `marker` (what the processor expands), text parts verbatim."""
+    return (
+        "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+        "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+        "{% if part['type'] == 'image' %}" + marker + "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+        "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+
+
+def _image(width: int = 64, height: int = 48) -> Any:
+    from PIL import Image
+
+    return Image.new("RGB", (width, height), (90, 30, 200))
+
+
+def _marker(processor: Any) -> str:
+    """The text the processor expands into an image's tokens: the first of its marks that, for one image, runs and
+    writes more ids than the text alone has."""
+    image = getattr(processor, "image_token", None)
+    candidates = [image] + [getattr(processor, a, None) for a in ("boi_token", "fake_image_token")]
+    candidates.append(getattr(processor.tokenizer, "image_token", None))
+    for start, end in (("image_start_token", "image_end_token"), ("vision_start_token", "vision_end_token")):
+        # a processor that wants the image token inside its brackets (HunYuan-VL's)
+        ends = [getattr(holder, name, None) for name in (start, end) for holder in (processor, processor.tokenizer)]
+        opening, closing = next((e for e in ends[:2] if e), None), next((e for e in ends[2:] if e), None)
+        if isinstance(image, str) and isinstance(opening, str) and isinstance(closing, str):
+            candidates.append(opening + image + closing)
+    candidates.append("<image>")
+    errors = []
+    for marker in dict.fromkeys(c for c in candidates if isinstance(c, str)):
+        text = f"a {marker} b"
+        try:
+            ids = processor(text=[text], images=[_image()], return_tensors="pt")["input_ids"]
+        except Exception as err:
+            errors.append(f"{marker}: {_reason(err)}")
+            continue
+        if ids.shape[-1] > len(processor.tokenizer(text)["input_ids"]) + 1:
+            return marker
+    raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
+
+
+# ---- the config -----------------------------------------------------------------------------------------------------
+
+
+def _picked_layers(d: dict[str, Any], old: int) -> list[int]:
+    """The layers kept: the first of each distinct layer type (a hybrid keeps one of each kind), else the first
+    `LAYERS`."""
+    for key in ("layer_types", "layers_block_type", "block_types"):
+        kinds = d.get(key)
+        if isinstance(kinds, list) and len(kinds) == old and kinds:
+            first = {}
+            for i, kind in enumerate(kinds):
+                first.setdefault(repr(kind), i)
+            picked = sorted(first.values())
+            while len(picked) < min(LAYERS, old):
+                picked = sorted({*picked, next(i for i in range(old) if i not in picked)})
+            return picked
+    return list(range(min(LAYERS, old)))
+
+
+def _remap(values: list[int], picked: list[int], keep_length: bool) -> list[int]:
+    """Layer indices into the kept layers: a kept one to its place, a dropped one by rank (the deepest to the last
+    layer), a negative one clamped; duplicates dropped unless the list's length counts (features concatenated)."""
+    n = len(picked)
+    dropped = sorted({v for v in values if v >= 0 and v not in picked}, reverse=True)
+    out = [
+        max(v, -n) if v < 0 else picked.index(v) if v in picked else max(0, n - 1 - dropped.index(v)) for v in values
+    ]
+    return out if keep_length else list(dict.fromkeys(out))
+
+
+def _rope_sections(d: dict[str, Any], head_dim: int) -> None:
+    """mrope sections sum to half the rotated dims: scaled to the tiny head, in proportion."""
+    for rope in (d.get("rope_parameters"), d.get("rope_scaling")):
+        if not isinstance(rope, dict):
+            continue
+        for key in ("mrope_section", "mrope_sections"):
+            sections = rope.get(key)
+            if isinstance(sections, list) and sections and all(isinstance(s, int) for s in sections):
+                factor = rope.get("partial_rotary_factor", d.get("partial_rotary_factor", 1.0)) or 1.0
+                target = int(head_dim * factor) // 2
+                total = sum(sections)
+                scaled = [max(1, round(s * target / total)) for s in sections]
+                scaled[0] += target - sum(scaled)
+                rope[key] = scaled
+
+
+def _is_index_list(key: str, value: list[Any]) -> bool:
+    ints = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return bool(_INDEXED.search(key)) and len(ints) == len(value) and len(set(ints)) == len(ints)
+
+
+def _shrink(d: dict[str, Any], vocab: int, is_text: bool) -> None:
+    """Shrink one config dict in place (its sub-configs are walked by the caller)."""
+    old_layers = next((d[k] for k in _LAYERS if isinstance(d.get(k), int) and d[k] > 0), None)
+    old_heads = next((d[k] for k in _HEADS if isinstance(d.get(k), int)), None)
+    picked = _picked_layers(d, old_layers) if old_layers else []
+    if isinstance(d.get("depths"), list) and len(d["depths"]) == old_layers:
+        picked = list(range(old_layers))  # its "layers" are a pyramid's stages, each with its own list entries
+    if d.get("head_dim", 0) is None and old_heads:
+        d["head_dim"] = HEAD_DIM  # a model that reads head_dim without deriving it (HunYuan-VL's)
+    for key, value in list(d.items()):
+        if key == "per_layer_config" and isinstance(value, dict) and old_layers:
+            # settings of single layers, by index (Gemma 4's wider global heads): those of the kept layers, shrunk
+            kept = {str(picked.index(int(i))): dict(v) for i, v in value.items() if int(i) in picked}
+            for settings in kept.values():
+                _shrink(settings, vocab, is_text)
+            d[key] = kept
+            continue
+        if isinstance(value, dict) or value is None or isinstance(value, bool):
+            continue
+        if key == "max_position_embeddings" and is_text and isinstance(value, int) and value < CONTEXT:
+            d[key] = CONTEXT  # room for a few AnyRes images (LLaVA-NeXT's 1,272 tokens for a 48 x 40 one)
+        elif key in _WIDTHS and isinstance(value, int):
+            d[key] = WIDTH
+        elif key in _WIDTHS and isinstance(value, list) and all(isinstance(v, int) for v in value):
+            d[key] = [WIDTH] * len(value)  # a pyramid's stage widths (DaViT's)
+        elif key in _FFNS and isinstance(value, int):
+            d[key] = FFN
+        elif key in _MOE_FFNS and isinstance(value, int):
+            d[key] = MOE_FFN
+        elif key in _HEADS and isinstance(value, int):
+            d[key] = HEADS
+        elif key in _HEADS and isinstance(value, list):
+            d[key] = [HEADS] * len(value)
+        elif key in _KV_HEADS and isinstance(value, int):
+            d[key] = KV_HEADS if old_heads is None or value < old_heads else HEADS
+        elif key in {"head_dim", "attention_head_dim", "kv_channels"} and isinstance(value, int):
+            d[key] = HEAD_DIM
+        elif key in _LAYERS and isinstance(value, int) and value > 0:
+            d[key] = len(picked) if old_layers == value else min(value, LAYERS)
+        elif key in {"depths"} and isinstance(value, list):
+            d[key] = [1] * len(value)
+        elif key in _EXPERTS and isinstance(value, int) and value > 1:
+            d[key] = EXPERTS
+        elif key in _EXPERTS and isinstance(value, list):
+            d[key] = [EXPERTS] * len(value)
+        elif key in _EXPERTS_PER_TOKEN and isinstance(value, int):
+            d[key] = min(value, EXPERTS_PER_TOKEN)
+        elif key in {"n_shared_experts", "num_shared_experts"} and isinstance(value, int):
+            d[key] = min(value, 1)
+        elif key in {"n_group", "topk_group"} and isinstance(value, int):
+            d[key] = 1
+        elif key == "first_k_dense_replace" and isinstance(value, int):
+            d[key] = min(value, 1)
+        elif key in _MLA and isinstance(value, int):
+            d[key] = _MLA[key] if value else 0  # a NoPE layer's 0 rope dims stay 0 (GLM-5's DSA layers)
+        elif key == "q_lora_rank" and isinstance(value, int):
+            d[key] = 32
+        elif key in _LINEAR and isinstance(value, int):
+            d[key] = _LINEAR[key]
+        elif key == "hidden_size_per_layer_input" and isinstance(value, int):
+            d[key] = HEAD_DIM
+        elif key in {"vocab_size", "vocab_size_per_layer_input"} and is_text and isinstance(value, int):
+            d[key] = vocab
+        elif key == "vocab_size" and isinstance(value, int) and value > WIDTH:
+            d[key] = WIDTH  # a tower's own vocabulary (Ovis 2's visual words, an unused one)
+        elif old_layers and isinstance(value, list) and len(value) == old_layers and not _is_index_list(key, value):
+            d[key] = [value[i] for i in picked]  # per-layer settings (layer_types, no_rope_layers, ...)
+        elif _INDEXED.search(key) and "token" not in key and not key.startswith("num_"):
+            keep = "feature" in key
+            if isinstance(value, int) and not isinstance(value, bool):
+                d[key] = _remap([value], picked or list(range(LAYERS)), keep)[0]
+            elif isinstance(value, list) and value and all(isinstance(v, int) for v in value):
+                d[key] = _remap(value, picked or list(range(LAYERS)), keep)
+    kinds = d.get("layer_types") or []
+    if any("sliding" in str(k) for k in kinds) and d.get("sliding_window", 0) is None:
+        d["sliding_window"] = 64  # a kept sliding layer needs a window the defaults leave unset
+    if "qk_rope_head_dim" in d and "head_dim" in d:
+        d["head_dim"] = _MLA["qk_rope_head_dim"]  # MLA's rotary part is its head_dim (DeepSeek-V3's config)
+    _rope_sections(d, d.get("head_dim") or HEAD_DIM)
+
+
+def _text_like(path: tuple[str, ...], d: dict[str, Any]) -> bool:
+    names = " ".join((*path, str(d.get("model_type", ""))))
+    return not path or bool(re.search(r"text|language|llm|decoder|lm_config|thinker", names))
+
+
+def _walk_shrink(d: dict[str, Any], vocab: int, path: tuple[str, ...] = ()) -> None:
+    _shrink(d, vocab, _text_like(path, d))
+    for key, value in d.items():
+        if isinstance(value, dict) and "model_type" in value:
+            _walk_shrink(value, vocab, (*path, key))
+
+
+def _set(d: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        d = d[key]
+    d[path[-1]] = value
+
+
+def _token_id(processor: Any, base: str, tokenizer: Any) -> int | None:
+    """The id of the processor's token a config setting names (`image_token_id` -> the processor's image token)."""
+    aliases = {
+        "boi_token": ("boi_token", "start_of_image_token", "image_start_token", "start_image_token"),
+        "eoi_token": ("eoi_token", "end_of_image_token", "image_end_token", "end_image_token"),
+        "image_start_token": ("image_start_token", "start_of_image_token", "boi_token", "start_image_token"),
+        "image_end_token": ("image_end_token", "end_of_image_token", "eoi_token", "end_image_token"),
+    }
+    for name in aliases.get(base, (base,)):
+        for holder in (processor, tokenizer):
+            value = getattr(holder, f"{name}_id", None)
+            if isinstance(value, int):
+                return value
+            value = getattr(holder, name, None)
+            if isinstance(value, str) and value in tokenizer.get_vocab():
+                return tokenizer.convert_tokens_to_ids(value)
+    return None
+
+
+def _config(model_type: str, processor: Any, defaults: dict[str, Any]) -> Any:
+    from transformers import AutoConfig
+
+    tokenizer = processor.tokenizer
+    d = copy.deepcopy(defaults)
+    mrope = _modeling_mrope(model_type, d)
+    for path in _subconfig_paths(d) if mrope else []:
+        rope = _get(d, path).get("rope_parameters")
+        if _text_like(path, _get(d, path)) and isinstance(rope, dict) and "rope_type" in rope:
+            rope.setdefault("mrope_section", mrope)  # the model's own default, which the shrink must scale
+    _walk_shrink(d, len(tokenizer))
+    vocab = tokenizer.get_vocab()
+    for path, value in _config_tokens(d).items():
+        base = _token_base(path[-1])
+        if isinstance(value, list):
+            continue
+        named = TOKEN_NAMES.get(model_type, {}).get(path[-1])
+        found = vocab.get(named) if named else _token_id(processor, base, tokenizer)
+        _set(d, path, found if found is not None else vocab[f"<|{base}|>"])
+    for path in _subconfig_paths(d):
+        sub = _get(d, path)
+        if _text_like(path, sub):
+            for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+                if key in sub:
+                    sub[key] = getattr(tokenizer, key)
+    for key, value in OVERRIDES.get(model_type, {}).items():
+        _set(d, tuple(key.split(".")), value)
+    d.pop("model_type", None)
+    return AutoConfig.for_model(model_type, **d)
+
+
+def _modeling_mrope(model_type: str, d: dict[str, Any]) -> list[int] | None:
+    """The mrope sections a modeling file (the type's or its text model's) falls back on where the config gives none
+    (PaddleOCR-VL's [16, 24, 24], GLM-4.6V's GLM-4.1V text model's [8, 12, 12])."""
+    types = [model_type] + [_get(d, p).get("model_type", "") for p in _subconfig_paths(d)[1:]]
+    folders = dict.fromkeys(_module_dir(t.removesuffix("_text")) for t in types if t)
+    for path in (f for folder in folders for f in folder.glob("modeling_*.py")):
+        found = re.search(r"[\"']mrope_section[\"'],\s*\[([\d,\s]+)\]", path.read_text(encoding="utf-8"))
+        if found:
+            return [int(v) for v in found.group(1).split(",") if v.strip()]
+    return None
+
+
+def _subconfig_paths(d: dict[str, Any], path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [path]
+    for key, value in d.items():
+        if isinstance(value, dict) and "model_type" in value:
+            found += _subconfig_paths(value, (*path, key))
+    return found
+
+
+def _get(d: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    for key in path:
+        d = d[key]
+    return d
+
+
+# ---- the checkpoint -------------------------------------------------------------------------------------------------
+
+
+def _smoke(model: Any, processor: Any) -> None:
+    """One image and a generated token, as a run sends them: transformers raises where image tokens != features."""
+    import torch
+
+    chat = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "What is it?"}]}]
+    text = processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+    inputs = processor(text=text, images=[_image()], return_tensors="pt").to(model.dtype)  # Llama 4's bf16 pixels
+    with torch.inference_mode():
+        model.generate(**inputs, max_new_tokens=1, do_sample=False)
+
+
+# The repo's hand-made makers (`forward_families`' rows, by model_type): where the generic path fails for a type
+# they cover (Gemma 3's tokens, which its processor reads from no literal), they build it.
+_HAND_MADE = {
+    "llava": "llava-1.5",
+    "llava_next": "llava-next",
+    "llava_onevision": "llava-onevision",
+    "idefics2": "idefics2",
+    "idefics3": "idefics3",
+    "gemma3": "gemma3",
+    "paligemma": "paligemma",
+    "qwen2_vl": "qwen2-vl",
+    "qwen2_5_vl": "qwen2.5-vl",
+    "qwen3_vl": "qwen3-vl",
+    "qwen3_vl_moe": "qwen3-vl-moe",
+    "internvl": "internvl3",
+    "ovis2": "ovis2",
+    "glm4v": "glm-4.1v",
+    "glm4v_moe": "glm-4.5v",
+    "qwen3_5": "qwen3.5",
+    "qwen3_5_moe": "qwen3.5-moe",
+    "gemma4": "gemma4",
+}
+
+
+def _generic(model_type: str) -> tuple[Any, Any]:
+    """The processor and the shrunk config, both made from the type's defaults."""
+    from transformers import AutoConfig
+
+    try:
+        defaults = AutoConfig.for_model(model_type).to_dict()
+    except Exception as err:
+        raise CannotBuild(f"its default config does not build: {_reason(err)}") from err
+    for key, sub in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}).items():
+        if defaults.get(key) is None and "vision" in key and hasattr(sub, "to_dict") and sub.__name__ != "AutoConfig":
+            defaults[key] = sub().to_dict()  # a default without a vision tower (Gemma 4's) gets its default one
+    processor = _processor(model_type, defaults)
+    marker = _marker(processor)
+    processor.chat_template = _templates()[model_type]() if model_type in _templates() else _generic_template(marker)
+    processor.tokenizer.chat_template = processor.chat_template  # a processor that saves none of its own (IDEFICS')
+    try:
+        return processor, _config(model_type, processor, defaults)
+    except Exception as err:
+        raise CannotBuild(f"its shrunk config does not build: {_reason(err)}") from err
+
+
+def _hand_made(model_type: str) -> tuple[Any, Any]:
+    """The hand-made maker's processor (its real class, with its video processor where the maker left it out:
+    `AutoProcessor` loads only the real class) and config."""
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    from tests.support.forward_families import BY_NAME
+
+    family = BY_NAME[_HAND_MADE[model_type]]
+    assert family.make_processor is not None and family.make_config is not None
+    made = family.make_processor()
+    config = family.make_config(made.tokenizer)
+    if config.model_type != model_type:
+        raise CannotBuild(f"the hand-made maker builds {config.model_type}, not {model_type}")
+    if type(made).__name__.endswith("ImageOnly"):
+        real = type(made).__mro__[1]
+        video = _mapped(VIDEO_PROCESSOR_MAPPING_NAMES, model_type, PROCESSOR_MAPPING_NAMES[model_type])
+        own = set(inspect.signature(real.__init__).parameters) - {"self", "kwargs", "chat_template"}
+        held = {name: getattr(made, name) for name in own if hasattr(made, name)}
+        made = real(**{**held, "video_processor": video() if video else None}, chat_template=made.chat_template)
+    return made, config
+
+
+def _checked_model(processor: Any, config: Any) -> Any:
+    """The seeded float32 model of `config`, its generation ids the tokenizer's, its one-image pass run."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    try:
+        model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32).eval()
+    except Exception as err:
+        raise CannotBuild(f"transformers' model does not build from the shrunk config: {_reason(err)}") from err
+    size = sum(p.numel() * p.element_size() for p in model.parameters())
+    if size > MAX_BYTES:
+        raise CannotBuild(f"the shrunk model is still {size / 2**20:.0f} MB (a size setting the shrink misses)")
+    tokenizer = processor.tokenizer
+    for key in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        setattr(model.generation_config, key, getattr(tokenizer, key))
+    try:
+        _smoke(model, processor)
+    except Exception as err:
+        raise CannotBuild(f"transformers' model raises on CPU: {_reason(err)}") from err
+    return model
+
+
+def parts(model_type: str) -> tuple[Any, Any]:
+    """The type's tiny processor and shrunk config, unchecked (a forward-pass row's makers: `forward_families`)."""
+    return _generic(model_type)
+
+
+def build(model_type: str, folder: Path) -> Path:
+    """The type's tiny checkpoint in `folder` (loaded by AutoModelForImageTextToText / AutoProcessor, its one-image
+    forward pass checked), or `CannotBuild` with the reason."""
+    if model_type not in image_text_types():
+        raise CannotBuild(f"{model_type} is not an image-text-to-text type of this transformers")
+    try:
+        processor, config = _generic(model_type)
+        model = _checked_model(processor, config)
+    except CannotBuild as generic:
+        if model_type not in _HAND_MADE:
+            raise
+        try:
+            processor, config = _hand_made(model_type)
+            model = _checked_model(processor, config)
+        except Exception as err:
+            raise CannotBuild(f"{generic} (its hand-made maker too: {err})") from err
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def counting(folder: Path) -> str:
+    """How the `hf` backend counts a prompt of the checkpoint before sending it (`harness.models.hf_counting`), in
+    docs/models.md's words."""
+    from harness.models.hf_counting import ProcessorCount
+
+    count = ProcessorCount.load(str(folder), offline=True)
+    if count.counts_images:
+        return "exact (its size count)"
+    if count.measures_images:
+        return "measured, exact for one image" if count.measured_exact else "measured, an estimate"
+    return "an estimate"
+
+
+def docs_row(model_type: str, result: str, counted: str = "-") -> str:
+    """The line of docs/models.md's table for a type: "runs end to end" or why it cannot, and how a prompt is counted
+    before sending (the test checks each)."""
+    return f"| {model_type} | {dated(model_type) or '-'} | {result.replace('|', '&#124;')} | {counted} |"
+
+
+def _main() -> None:  # the table by hand: python -m tests.support.checkpoint_factory [types...]
+    import sys
+    import tempfile
+
+    for model_type in sys.argv[1:] or image_text_types():
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                folder = build(model_type, Path(tmp) / model_type)
+                print(docs_row(model_type, RUNS, counting(folder)), flush=True)
+            except CannotBuild as err:
+                print(docs_row(model_type, str(err)), flush=True)
+
+
+if __name__ == "__main__":
+    _main()
