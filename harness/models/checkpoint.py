@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.core import contract
+from harness.errors import first_line
 from harness.models.remote_code import CONFIG_MOST, checkpoint_file
 
 REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
@@ -205,3 +206,18 @@ def read_checkpoint(name: str, revision: str | None = None) -> CheckpointConfig 
         tuple(a for a in architectures if isinstance(a, str)) if isinstance(architectures, list) else (),
         checkpoint_template(name, revision),
     )
+
+
+def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
+    """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
+    the command that fetches what counting needs (transformers' own words about the Hub say less); else the
+    exception's first line, cut at 200 characters."""
+    if offline and not checkpoint_folder(pretrained):
+        return (
+            f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
+            f"cache): `{screen_download(pretrained)}` fetches them"
+        )
+    text = first_line(err).rstrip(".")
+    text = text if len(text) <= 200 else text[:197] + "..."
+    where = "offline (from a local folder or the local Hub cache)" if offline else "from the Hub"
+    return f"the processor and config of {pretrained} could not be loaded {where}: {type(err).__name__}: {text}"

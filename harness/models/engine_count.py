@@ -27,12 +27,12 @@ from typing import Any, Generic, TypeVar
 
 from builders.core.contract import image_tokens as contract_image_tokens
 from harness.api import BackendFatalError, GenerationSettings, ImagePart, ImageRef, Message, ModelFacts, Request
-from harness.models.checkpoint import require_checkpoint
+from harness.models.checkpoint import load_failure, require_checkpoint
 from harness.models.engine_args import EngineSettings
 from harness.models.engine_calls import template_text
 from harness.models.families import checkpoint_family, style_named
 from harness.models.families.family import ImageTokens, estimated_prompt_tokens
-from harness.models.hf_counting import ProcessorCount, load_failure
+from harness.models.hf_counting import ProcessorCount
 from harness.models.remote_code import RemoteCodeRefused
 from harness.models.scheduling.batching import plan_batches
 from harness.models.screen_model import ScreenModel, family_rule

@@ -19,10 +19,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.api import Request
-from harness.errors import first_line
-from harness.models.checkpoint import check_checkpoint_files, checkpoint_folder, config_json, screen_download
+from harness.models.checkpoint import check_checkpoint_files, config_json
 from harness.models.families import config_family, style_named
-from harness.models.hf_expansion import framed, laid_out, own_size, several_images
+from harness.models.hf_expansion import (
+    PROBE_SIZE,
+    framed,
+    laid_out,
+    measured,
+    own_size,
+    sent_as_counted,
+    several_images,
+)
 from harness.models.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.models.prompt_style import PromptStyle
 from harness.models.remote_code import before_loading
@@ -49,33 +56,6 @@ def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | Non
     except Exception:  # a processor that needs more than sizes: its family's estimate instead
         return token_id, False
     return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
-
-
-def measured(processor: Any, tokenizer: Any, token_id: int, width: int, height: int, call: Mapping[str, Any]) -> int:
-    """The tokens one image placeholder becomes when the processor is given a blank `width` x `height` image with
-    the settings `call`: what a processor without a size counter (SmolVLM's, LFM2-VL's, Llama 4's) makes of an image
-    of that size, read off its own output rather than restated. BOS and other specials cancel out."""
-    from PIL import Image
-
-    text = str(tokenizer.convert_ids_to_tokens(token_id))
-    alone = tokenizer(text).input_ids
-    ids = processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)["input_ids"][0]
-    return len(ids) - len(alone) + alone.count(token_id)
-
-
-def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
-    """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
-    the command that fetches what counting needs (transformers' own words about the Hub say less); else the
-    exception's first line, cut at 200 characters."""
-    if offline and not checkpoint_folder(pretrained):
-        return (
-            f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
-            f"cache): `{screen_download(pretrained)}` fetches them"
-        )
-    text = first_line(err).rstrip(".")
-    text = text if len(text) <= 200 else text[:197] + "..."
-    where = "offline (from a local folder or the local Hub cache)" if offline else "from the Hub"
-    return f"the processor and config of {pretrained} could not be loaded {where}: {type(err).__name__}: {text}"
 
 
 def default_context_length(config: object) -> int | None:
@@ -217,9 +197,9 @@ class ProcessorCount:
         """The processor and config of `pretrained` (a Hub name or a local folder); `offline`: only from a local
         folder or the local Hub cache, never the network; `image_only`: the processor built without its video
         processor (`harness.models.hf_image_only`); `pil`: with transformers' PIL image processor where it has one
-        (`backend="pil"`; else its torchvision one, where installed); `settings_at_load`: a request's processor settings applied as the
-        processor is loaded, as the `hf` backend sends them (`settle`); `max_grid_tiles`: its AnyRes grid pinpoints
-        kept to those of at most that many tiles (`harness.models.processor_settings.grid_within`)."""
+        (`backend="pil"`; else its torchvision one, where installed); `settings_at_load`: a request's processor
+        settings applied as the processor is loaded, as the `hf` backend sends them (`settle`); `max_grid_tiles`: its
+        AnyRes grid pinpoints kept to those of at most that many tiles (`harness.models.processor_settings.grid_within`)."""
         from transformers import AutoProcessor
 
         config, kwargs = load_config(pretrained, revision, trust_remote_code, offline)
@@ -250,7 +230,7 @@ class ProcessorCount:
             return self._settled(settings)
         return Settled(self.processor, dict(settings or {}), {})
 
-    def _measure(self, processor: Any, width: int, height: int, call: Mapping[str, Any]) -> int | None:
+    def _measure(self, processor: Any, width: int, height: int, call: Mapping[str, object]) -> int | None:
         """`measured`, kept per size and settings; None where the processor cannot be asked so."""
         key = (id(processor), width, height, frozen_settings(call))  # a request's settings may make another processor
         if key not in self._measured:
@@ -264,24 +244,17 @@ class ProcessorCount:
 
     @property
     def token_rule(self) -> str:
-        kind = type(self.processor).__name__
         if self.counts_images:
-            return (
-                f"hf processor {kind}: the chat template's tokens, each image as the processor expands it "
-                "(checked again on the real input_ids before generate)"
-            )
-        if self.measures_images:
+            images = "each image as the processor expands it ("
+        elif self.measures_images:
             exact = "exact for one image; " if self.measured_exact else "an estimate: its tokens merge with the text; "
-            return (
-                f"hf processor {kind}: the chat template's tokens, each image as the processor expands a blank image "
-                f"of its size ({exact}several images may share framing tokens; checked again on the real input_ids "
-                "before generate)"
-            )
-        rule = self.family.rule if self.family else "the rows' rule"
-        return (
-            f"hf processor {kind}: the chat template's tokens, each image estimated by {rule} (the processor "
-            "cannot tell an image's tokens from its size; the real input_ids are checked before generate)"
-        )
+            images = f"each image as the processor expands a blank image of its size ({exact}several may share framing "
+            images += "tokens; "
+        else:
+            rule = self.family.rule if self.family else "the rows' rule"
+            images = f"each image estimated by {rule} (the processor cannot tell an image's tokens from its size; "
+        return f"hf processor {type(self.processor).__name__}: the chat template's tokens, {images}checked again on "
+        "the real input_ids before generate)"
 
     @property
     def estimated(self) -> str:
@@ -404,28 +377,23 @@ class ProcessorCount:
         return None
 
     def _counts_as_sent(self) -> bool:
-        """Whether the count, laid out and framed as a prompt is, gives the input ids the processor's own call gives
-        for one image of a probe size, in a plain prompt and in one the chat template renders: a processor that puts
-        tokens around an image that its size count does not see (and `hf_expansion` does not know), or whose image
-        merges with the text beside it, is not claimed exact."""
-        from PIL import Image
-
+        """Whether the count of one image of a probe size, in a plain prompt and in one the chat template renders, is
+        the input ids the processor's own call builds (`hf_expansion.sent_as_counted`); a processor that cannot be
+        probed so is not claimed exact."""
         parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
-        chat = [{"role": "user", "content": parts}]
-        width, height = 300, 200
         try:
             rendered = self.processor.apply_chat_template(
-                chat, chat_template=self.chat_template, add_generation_prompt=True, tokenize=False
+                [{"role": "user", "content": parts}],
+                chat_template=self.chat_template,
+                add_generation_prompt=True,
+                tokenize=False,
             )
             call = self.settle(dict(self.processor_kwargs)).call
-            sized = self._sized([(width, height)], dict(self.processor_kwargs))
-            for text in (f"Look: {self.image_token} what?", str(rendered)):
-                laid, token_id = framed(self.processor, laid_out(self.processor, text, 1))
-                ids = self.tokenizer(laid).input_ids
-                sent = self.processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)
-                placeholders = ids.count(self._image_token_id if token_id is None else token_id)
-                if sized is None or len(ids) - placeholders + sum(sized) != len(sent["input_ids"][0]):
-                    return False
-        except Exception:  # a processor that cannot be probed so: its count is not claimed exact
+            sized = self._sized([PROBE_SIZE], dict(self.processor_kwargs))
+            texts = (f"Look: {self.image_token} what?", str(rendered))
+            return sized is not None and all(
+                sent_as_counted(self.processor, self.tokenizer, text, self._image_token_id, sum(sized), call)
+                for text in texts
+            )
+        except Exception:
             return False
-        return True

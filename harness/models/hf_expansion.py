@@ -24,7 +24,11 @@ Each is the processor's own step, called as the processor calls it when it is gi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+
+# A processor's call and a tokenizer's, as counting reads them: the input ids they make.
+ProcessorCall = Callable[..., Mapping[str, Sequence[Sequence[int]]]]
+TokenizerCall = Callable[..., Mapping[str, Sequence[int]]]
 
 
 def _is(processor: object, name: str) -> bool:
@@ -85,3 +89,49 @@ def own_size(processor: object, held: Mapping[str, object], width: int, height: 
     if _is(processor, "Idefics3Processor") and held.get("do_resize") is False:
         return {"size": {"longest_edge": max(width, height)}}
     return {}
+
+
+def measured(
+    processor: ProcessorCall,
+    tokenizer: TokenizerCall,
+    token_id: int,
+    width: int,
+    height: int,
+    call: Mapping[str, object],
+) -> int:
+    """The tokens one image placeholder becomes when the processor is given a blank `width` x `height` image with
+    the settings `call`: what a processor without a size counter (SmolVLM's, LFM2-VL's, Llama 4's) makes of an image
+    of that size, read off its own output rather than restated. BOS and other specials cancel out."""
+    from PIL import Image
+
+    to_token: Callable[[int], str] = getattr(tokenizer, "convert_ids_to_tokens")  # noqa: B009 - a tokenizer's
+    text = str(to_token(token_id))
+    alone = list(tokenizer(text)["input_ids"])
+    ids = processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)["input_ids"][0]
+    return len(ids) - len(alone) + alone.count(token_id)
+
+
+# The size of the image a count is probed with when a processor is loaded (`sent_as_counted`).
+PROBE_SIZE = (300, 200)
+
+
+def sent_as_counted(
+    processor: ProcessorCall,
+    tokenizer: TokenizerCall,
+    text: str,
+    image_token_id: int | None,
+    tokens: int,
+    call: Mapping[str, object],
+) -> bool:
+    """Whether `text` holding one image placeholder, counted as `ProcessorCount.prompt_tokens` counts it (laid out,
+    framed, the placeholder as `tokens`), is the input ids the processor builds with a blank `PROBE_SIZE` image:
+    MiniMax-M3-VL's and Molmo2's size counts miss tokens they put around an image, and Idefics2's image merges with
+    the text beside it."""
+    from PIL import Image
+
+    laid, token_id = framed(processor, laid_out(processor, text, 1))
+    ids = list(tokenizer(laid)["input_ids"])
+    sent = processor(text=[text], images=[[Image.new("RGB", PROBE_SIZE)]], **call)
+    placeholder = image_token_id if token_id is None else token_id
+    placeholders = ids.count(placeholder) if placeholder is not None else 0
+    return bool(len(ids) - placeholders + tokens == len(sent["input_ids"][0]))

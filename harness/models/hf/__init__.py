@@ -23,9 +23,9 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     text-only path sends it. A checkpoint whose processor does not load offline is counted by its family's rule, the
     family its config on this machine names, or the alias that names it (`harness.models.families.checkpoint_family`; a
     text LLM by the rows' figures): an estimate, labelled with why and with how its family is known, or that none is."""
+    from harness.models.checkpoint import load_failure
     from harness.models.hf.settings import HFSettings, context_limit, processor_count
     from harness.models.hf.text_only import TextOnlyCount
-    from harness.models.hf_counting import load_failure
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
