@@ -433,6 +433,21 @@ def _marker(processor: Any) -> str:
     raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
 
 
+def _bracketed(marker: str, processor: Any, defaults: dict[str, Any]) -> str:
+    """The mark between the start and end tokens the config names, as published templates write it (Qwen's
+    `<|vision_start|><|image_pad|><|vision_end|>`, PaddleOCR-VL's `<|IMAGE_START|>...<|IMAGE_END|>`): a model that
+    finds its images by runs of image tokens takes two bare marks side by side for one image."""
+    tokenizer, vocab = processor.tokenizer, processor.tokenizer.get_vocab()
+    names = {path[-1] for path in _config_tokens(defaults)}
+    for start, end in (("vision_start_token", "vision_end_token"), ("image_start_token", "image_end_token")):
+        if {f"{start}_id", f"{end}_id"} <= names:
+            ids = [_token_id(processor, base, tokenizer) or vocab.get(f"<|{base}|>") for base in (start, end)]
+            opening, closing = (tokenizer.convert_ids_to_tokens(i) if i is not None else None for i in ids)
+            if opening and closing and opening not in marker:
+                return opening + marker + closing
+    return marker
+
+
 # ---- the config -----------------------------------------------------------------------------------------------------
 
 
@@ -709,7 +724,7 @@ def _generic(model_type: str) -> tuple[Any, Any]:
         if defaults.get(key) is None and "vision" in key and hasattr(sub, "to_dict") and sub.__name__ != "AutoConfig":
             defaults[key] = sub().to_dict()  # a default without a vision tower (Gemma 4's) gets its default one
     processor = _processor(model_type, defaults)
-    marker = _marker(processor)
+    marker = _bracketed(_marker(processor), processor, defaults)
     processor.chat_template = _templates()[model_type]() if model_type in _templates() else _generic_template(marker)
     processor.tokenizer.chat_template = processor.chat_template  # a processor that saves none of its own (IDEFICS')
     try:

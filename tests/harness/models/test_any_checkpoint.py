@@ -27,9 +27,6 @@ FAILS_HERE = {
         "toy_colors toy_pairs",
         "ValueError: Nested images are only supported with `multi_page` set to `True`.",
     ),
-    # two rows of two images each in one run (one such request alone runs: `checkpoint_pass`); not traced yet
-    "paddleocr_vl": ("toy_pairs", "RuntimeError: shape mismatch: value tensor of shape"),
-    "qwen4_exp": ("toy_pairs", "RuntimeError: shape mismatch: value tensor of shape"),
 }
 
 
