@@ -129,7 +129,7 @@ def thinking_line(tags: ReasoningTags | None, answer: AnswerTags | None, source:
     "" where it takes nothing out."""
     if not tags:
         return ""
-    blocks = ", ".join(f"{start}...{end}" for start, end in tags)
+    blocks = ", ".join(f"{start}...{end}" for start, end in tags).replace("\n", "\\n")  # a declared `thought\n`
     kept = f", then what {answer[0]}...{answer[1]} holds is scored" if answer else ""
     return (
         f"Thinking: {blocks} taken out of each answer before scoring{kept} (from {source}; the whole output is kept in "

@@ -68,6 +68,7 @@ class RunPlan:
     # own, else those of the thinking block the checkpoint's chat template opens (`harness.models.reasoning.in_force`),
     # with the tags the alias wraps its answer in, and where they come from, in words
     thinking: Thinking = (None, None, "")
+    checkpoint_thinking: ReasoningTags | None = None  # the markers its response_template declares (`declared_thinking`)
     run_file: RunFileRecord | None = None  # --config FILE, as read (the flags the command line left to it)
 
     def command(self) -> list[str]:
@@ -90,7 +91,7 @@ class RunPlan:
         as planned (with the checkpoint's template on this machine)."""
         if template is None:
             return self.thinking
-        return reasoning_in_force(self.options.reasoning_tags, self.model.alias, template)
+        return reasoning_in_force(self.options.reasoning_tags, self.model.alias, template, self.checkpoint_thinking)
 
 
 def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
@@ -154,15 +155,21 @@ def known_model(name: str, given: Mapping[str, str]) -> str:
     return other_names()[name][0] if name in other_names() else name
 
 
-def reasoning_in_force(given: ReasoningTags | None, alias: str | None, template: str | None = None) -> Thinking:
+def reasoning_in_force(
+    given: ReasoningTags | None,
+    alias: str | None,
+    template: str | None = None,
+    checkpoint: ReasoningTags | None = None,
+) -> Thinking:
     """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's,
-    else the thinking block its chat `template` opens; and where that comes from, in words."""
+    else the markers the `checkpoint` declares, else the thinking block its chat `template` opens; and where that
+    comes from, in words."""
     from harness.models.aliases import ALIASES
     from harness.models.reasoning import in_force, source
 
     declared = ALIASES.get(alias) if alias else None
     tags, answer = (declared.reasoning_tags, declared.answer_tags) if declared is not None else (None, None)
-    return (*in_force(given, tags, answer, template), source(given, tags, template))
+    return (*in_force(given, tags, answer, template, checkpoint), source(given, tags, template, checkpoint))
 
 
 def _set_verbosity(level: str | None) -> None:
@@ -294,7 +301,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
     from harness.config.task_index import TaskIndex
     from harness.lm_eval_flags import apply_compat_flags
     from harness.models.aliases import task_benchmarks
-    from harness.models.checkpoint import checkpoint_template
+    from harness.models.checkpoint import checkpoint_template, checkpoint_thinking
     from harness.models.registry import backend_spec
     from harness.redact import collect_secrets, register
 
@@ -336,10 +343,11 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
             ),
             declared_extras(tasks),
         )
-    # the checkpoint's own chat template as its files on this machine hold it (the model, once loaded, says the one it
-    # renders with: `RunPlan.thinking_with`)
-    pretrained = model.args.get("pretrained")
-    template = checkpoint_template(pretrained, model.args.get("revision")) if pretrained else None
+    # the checkpoint's own chat template and thinking markers as its files on this machine hold them (the model, once
+    # loaded, says the template it renders with: `RunPlan.thinking_with`)
+    pretrained, revision = model.args.get("pretrained"), model.args.get("revision")
+    template = checkpoint_template(pretrained, revision) if pretrained else None
+    declared = checkpoint_thinking(pretrained, revision) if pretrained else None
     results_copy, output_dir, cache = _output_places(args, model)
     return RunPlan(
         options=args,
@@ -356,6 +364,7 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         sample_logs=log_samples,
         hub=hub,
         results_copy=results_copy,
-        thinking=reasoning_in_force(args.reasoning_tags, model.alias, template),
+        thinking=reasoning_in_force(args.reasoning_tags, model.alias, template, declared),
+        checkpoint_thinking=declared,
         run_file=run_file,
     )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from builders.core import contract
 from harness.errors import first_line
+from harness.models.reasoning import ReasoningTags, declared_thinking
 from harness.models.remote_code import CONFIG_MOST, checkpoint_file
 
 REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
@@ -190,6 +191,12 @@ def checkpoint_template(name: str, revision: str | None = None) -> str | None:
     for filename in TEMPLATE_FILES:
         found = found or own_template(config_json(name, revision, filename).get("chat_template"))
     return found
+
+
+def checkpoint_thinking(name: str, revision: str | None = None) -> ReasoningTags | None:
+    """The thinking markers the checkpoint's `response_template` declares (its `tokenizer_config.json`, as
+    transformers saves it), or None (`harness.models.reasoning.declared_thinking`)."""
+    return declared_thinking(config_json(name, revision, "tokenizer_config.json").get("response_template"))
 
 
 def read_checkpoint(name: str, revision: str | None = None) -> CheckpointConfig | None:

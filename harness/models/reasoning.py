@@ -26,7 +26,8 @@ A checkpoint run without an alias or `--reasoning_tags` is known to think by the
 (`template_thinking`): a template that writes a thinking tag pair (`<think>`...`</think>`, Kimi-VL's
 `◁think▷`...`◁/think▷`, Gemma 4's thought channel `<|channel>thought`...`<channel|>`) or takes `enable_thinking` opens
 a thinking block, so the run takes it out by default, with the template's own markers, and records the setting and
-where it came from (`in_force`). Where the template's generation prompt leaves a block open (`opens_thinking`: Qwen3's
+where it came from (`in_force`); markers the checkpoint declares in a `response_template` (transformers' response
+parsing: `declared_thinking`) are taken over those the template writes. Where the template's generation prompt leaves a block open (`opens_thinking`: Qwen3's
 thinking templates end it in `<think>`), an output that never closes it is thinking to its end (cut off at
 `max_gen_toks`): no answer, where it would otherwise be scored whole.
 """
@@ -166,26 +167,52 @@ def describe(tags: ReasoningTags | None) -> list[list[str]] | None:
     return [list(pair) for pair in tags] if tags else None
 
 
+def declared_thinking(response_template: object) -> ReasoningTags | None:
+    """The thinking markers a checkpoint declares in its `response_template` (transformers' response parsing, saved in
+    its `tokenizer_config.json`): its `thinking` field's `open` and `close` literals, each opening with each closing;
+    None where it declares none, or only as patterns (a regex is no tag to take out)."""
+    fields = response_template.get("fields") if isinstance(response_template, dict) else None
+    field = fields.get("thinking") if isinstance(fields, dict) else None
+    if not isinstance(field, dict):
+        return None
+    opens, closes = (
+        [v] if isinstance(v, str) else v if isinstance(v, list) else [] for v in (field.get("open"), field.get("close"))
+    )
+    pairs = tuple((o, c) for o in opens for c in closes if isinstance(o, str) and isinstance(c, str) and o and c)
+    return pairs or None
+
+
 def in_force(
     given: ReasoningTags | None,
     declared: ReasoningTags | None,
     answer: AnswerTags | None,
     template: str | None = None,
+    checkpoint: ReasoningTags | None = None,
 ) -> tuple[ReasoningTags | None, AnswerTags | None]:
     """The setting a run takes a model's thinking out with: `--reasoning_tags` where given (`none`: nothing taken
-    out, the alias's answer tags with it), else the alias's own, else the tags of the thinking block its chat
-    `template` opens (`template_thinking`); the alias's answer tags wherever thinking is."""
-    tags = given if given is not None else declared if declared is not None else template_thinking(template)
+    out, the alias's answer tags with it), else the alias's own, else the markers the checkpoint declares
+    (`declared_thinking`), else the tags of the thinking block its chat `template` opens (`template_thinking`); the
+    alias's answer tags wherever thinking is."""
+    tags = (
+        given if given is not None else declared if declared is not None else checkpoint or template_thinking(template)
+    )
     return (tags, answer) if tags else (None, None)
 
 
-def source(given: ReasoningTags | None, declared: ReasoningTags | None, template: str | None = None) -> str:
+def source(
+    given: ReasoningTags | None,
+    declared: ReasoningTags | None,
+    template: str | None = None,
+    checkpoint: ReasoningTags | None = None,
+) -> str:
     """Where the setting `in_force` gives comes from, in words, as the results record it beside the tags; "" where
     no thinking is taken out."""
     if given is not None:
         return "--reasoning_tags" if given else ""
     if declared:
         return "the alias"
+    if checkpoint:
+        return "the checkpoint's response_template, its thinking field"
     found = template_thinking(template)
     if not found:
         return ""

@@ -99,6 +99,29 @@ def test_a_checkpoint_without_an_alias_is_known_by_its_config_and_its_thinking_t
     assert flag.code == 0 and "Thinking:" not in flag.out  # the flag's `none` over the template's
 
 
+def test_the_markers_a_checkpoint_s_response_template_declares_are_taken_out(
+    harness, data_dir: Path, thinking_glm: Path, tmp_path: Path
+) -> None:
+    """A checkpoint that declares its thinking in a `response_template` (transformers' response parsing, in its
+    `tokenizer_config.json`) is taken at its word, over what its chat template writes; one declared only as a pattern
+    leaves the template's tags."""
+    folder = Path(shutil.copytree(thinking_glm, tmp_path / "declared"))
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    thinking = {"open": ["<|channel>thought\n", "<reasoning>"], "close": "<channel|>"}
+    declared = {"start_anchor": "<|assistant|>\n", "fields": {"thinking": thinking, "content": {}}}
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "response_template": declared}))
+    run = screen(harness, data_dir, "hf", f"pretrained={folder}")
+    assert run.code == 0, run.err
+    assert (
+        "Thinking: <|channel>thought\\n...<channel|>, <reasoning>...<channel|> taken out of each answer before scoring "
+        "(from the checkpoint's response_template, its thinking field;"
+    ) in run.out
+    thinking.update(open_pattern=thinking.pop("open"))
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "response_template": declared}))
+    run = screen(harness, data_dir, "hf", f"pretrained={folder}")
+    assert "Thinking: <think>...</think> taken out of each answer before scoring (from the chat template" in run.out
+
+
 def test_a_checkpoint_whose_config_is_absent_is_not_guessed_by_its_name(tmp_path: Path) -> None:
     """A folder named like a family's checkpoint, with no config.json: no family, said so; an alias's checkpoint not
     on this machine is the alias's family, as its family module declares it."""
