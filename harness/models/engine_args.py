@@ -3,7 +3,11 @@ dataclass), SGLang's `ServerArgs` and vLLM's `SamplingParams` (msgspec structs).
 version passes through, converted by that field's declared type; a key that is no field is refused in one line
 naming the nearest. Nothing here lists an engine's fields: a new engine release brings its new fields with it.
 
-A `--model_args` value is a string: it is read as the field's type reads it (`8` for an int, `true` for a bool, `fp8`
+A `--model_args` value is a string. Where the engine has a command line (`vllm serve`, `sglang.launch_server`), a
+field's value is read by that command line's own option (`cli_value`): its type, choices and number of values, so
+that `max_model_len=32k`, `kv_cache_memory_bytes=2G`, `attention_backend=FLASH_ATTN` (vLLM) and
+`grammar_backend=none` (SGLang, which keeps it a string) mean what they mean there. Otherwise it is read as the
+field's type reads it (`8` for an int, `true` for a bool, `fp8`
 for a literal choice) and, where that fails, as JSON (`{"image": 4}` for a mapping, `[1, 2]` for a list), both
 validated by pydantic against the declared type. A type pydantic cannot build a validator for (a callable, a class)
 takes the value as JSON where it parses and as the string otherwise, for the engine's own checks to judge.
@@ -14,8 +18,11 @@ those (`harness.models.engine_count`).
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import dataclasses
 import difflib
+import io
 import json
 import math
 import operator
@@ -131,6 +138,49 @@ def _first_error(err: Exception) -> str:
     return f"{first['msg']}{f' (at {where})' if where else ''}"
 
 
+def one_option_at_a_time(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """An engine's command line as `cli_value` reads it, one option at a time: none of its options required (SGLang's
+    `--model-path` is given here as `pretrained`)."""
+    for action in parser._actions:
+        action.required = False
+    return parser
+
+
+def cli_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """An engine's command-line options that take a value, by the field each sets (argparse's `dest`); a switch
+    (`--enforce-eager`, `--no-enforce-eager`) takes none, and its field is read as a bool."""
+    return {a.dest: a for a in parser._actions if a.option_strings and a.nargs != 0}
+
+
+def cli_value(parser: argparse.ArgumentParser, action: argparse.Action, text: str) -> object:
+    """`text` as the engine's own command line reads `action`'s option, by that parser: its type (vLLM's
+    human-readable sizes and `auto`), its choices, its own action class; several values for an option that takes
+    several as a JSON list. A `ValueError` says what the option expects, never the value (it may be a key)."""
+    values = [text]
+    if action.nargs in ("+", "*") or (isinstance(action.nargs, int) and action.nargs > 1):
+        try:
+            listed = json.loads(text)
+        except (ValueError, RecursionError):
+            listed = None
+        if isinstance(listed, list):
+            values = [v if isinstance(v, str) else json.dumps(v) for v in listed]
+    option = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+    argv = [f"{option}={values[0]}"] if len(values) == 1 else [option, *values]  # `=`: a value may start with "-"
+    unset = object()
+    namespace = argparse.Namespace(**{a.dest: unset for a in parser._actions})  # no other option's default is read
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # argparse prints its usage before it exits
+            _, rest = parser.parse_known_args(argv, namespace)
+        value = getattr(namespace, action.dest)
+    except (argparse.ArgumentError, SystemExit, ValueError, TypeError):
+        value, rest = unset, []
+    if value is unset or rest:
+        choices = ", ".join(str(c) for c in action.choices or ())
+        expected = f"one of {choices}" if choices else getattr(action.type, "__name__", "a string")
+        raise ValueError(f"{option} on its command line takes {expected}")
+    return value
+
+
 def nearest(name: str, known: Collection[str]) -> str:
     """`; did you mean X?` for the known name closest to `name`, or nothing where none is close."""
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
@@ -145,13 +195,16 @@ def split_engine_args(
     *,
     refused: Mapping[str, str] | None = None,
     what: str = "model argument",
+    cli: argparse.ArgumentParser | None = None,
 ) -> tuple[dict[str, str], dict[str, object]]:
     """`--model_args` split into the backend's own settings (`own`: their names, strings left for the backend's
-    settings parser) and the engine's fields (converted by `declaration`'s types). A key that is an engine field the
+    settings parser) and the engine's fields (read by the engine's command line `cli` where it has an option for the
+    field, else converted by `declaration`'s types). A key that is an engine field the
     backend sets itself is refused with the reason `refused` gives; one that is neither is refused naming the
     nearest of both. `what` names such a key in the messages ("sampling parameter" for SamplingParams' fields).
     Raises `ValueError` (the value is not shown: it may be a key)."""
     engine = declared_fields(declaration)
+    options = cli_options(cli) if cli is not None else {}
     mine: dict[str, str] = {}
     passed: dict[str, object] = {}
     for name, text in args.items():
@@ -160,9 +213,12 @@ def split_engine_args(
         if name in own:
             mine[name] = text
         elif name in engine:
+            action = options.get(name)
             try:
-                passed[name] = field_value(text, engine[name])
+                passed[name] = cli_value(cli, action, text) if cli and action else field_value(text, engine[name])
             except ValueError as err:
+                if action is not None:
+                    raise ValueError(f"{backend} backend: {what} {name}: {err}") from None
                 raise ValueError(
                     f"{backend} backend: {what} {name}: {declaration.__name__}.{name} expects "
                     f"{_shown(engine[name])}: {err}"

@@ -1,16 +1,20 @@
 """The sglang backend's `--model_args`: its own settings (`SGLangSettings`), and every other argument read as a field of
-SGLang's own declarations (`harness.models.engine_args`): `ServerArgs` (what `sglang.Engine(**kwargs)` takes) or
-`SamplingParams` (what each request's `sampling_params` holds), each typed by its field, an unknown one refused
+SGLang's own declarations (`harness.models.engine_args`): `ServerArgs` (what `sglang.Engine(**kwargs)` takes), read by
+SGLang's own command line (`ServerArgs.add_cli_args`: `grammar_backend=none` stays the string its CLI keeps, which
+SGLang reads as "no grammar backend"), or `SamplingParams` (what each request's `sampling_params` holds), typed by its
+field, an unknown one refused
 naming the nearest, and the few that would say what the backend says itself refused with the reason."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 
 from harness.models.args import settings_from_args
-from harness.models.engine_args import EngineSettings, declared_fields, split_engine_args
+from harness.models.engine_args import EngineSettings, declared_fields, one_option_at_a_time, split_engine_args
 
 BACKEND = "sglang"
 ARG_ALIASES = {"model": "pretrained", "model_path": "pretrained"}  # lmms-eval's `model=`, SGLang's own name
@@ -92,13 +96,24 @@ def _declarations() -> tuple[type, type]:
     return ServerArgs, SamplingParams
 
 
+@cache
+def cli_parser() -> argparse.ArgumentParser:
+    """SGLang's own command line for its server (`ServerArgs.add_cli_args`, as `sglang.launch_server` builds it)."""
+    server, _ = _declarations()
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    server.add_cli_args(parser)  # type: ignore[attr-defined]
+    return one_option_at_a_time(parser)
+
+
 def model_settings(args: Mapping[str, str]) -> SGLangSettings:
     """`--model_args` as the backend takes them: its own, `ServerArgs` fields and `SamplingParams` fields (a name both
     declare is the server's: `stream_interval`). Raises `ValueError` in one line (a value is never shown)."""
     server, sampling = _declarations()
     named = SGLangSettings.own_names(args, ARG_ALIASES)
     per_request = set(declared_fields(sampling)) - set(declared_fields(server))
-    mine, server_args = split_engine_args(named, [*OWN, *per_request], server, BACKEND, refused=SERVER_REFUSED)
+    mine, server_args = split_engine_args(
+        named, [*OWN, *per_request], server, BACKEND, refused=SERVER_REFUSED, cli=cli_parser()
+    )
     requested = {key: mine.pop(key) for key in [k for k in mine if k in per_request]}
     _, sampling_args = split_engine_args(requested, (), sampling, BACKEND, refused=SAMPLING_REFUSED)
     own = settings_from_args(SGLangSettings, mine, BACKEND)

@@ -8,15 +8,24 @@ project sets itself is refused with the reason (`REFUSED`). Sampling defaults (`
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import cast
 
 from harness.models.args import check_minimum, settings_from_args
-from harness.models.engine_args import EngineSettings, declared_fields, field_value, nearest, split_engine_args
+from harness.models.engine_args import (
+    EngineSettings,
+    declared_fields,
+    field_value,
+    nearest,
+    one_option_at_a_time,
+    split_engine_args,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +108,31 @@ def engine_args_class() -> type | None:
     except ImportError:
         return None
     return EngineArgs
+
+
+@cache
+def cli_parser() -> argparse.ArgumentParser | None:
+    """vLLM's own command line for its engine (`EngineArgs.add_cli_args`, as `vllm serve` builds it), or None where
+    vLLM is not installed. Where vLLM finds no device (its CUDA wheel on a machine without a GPU: a `--screen_only`,
+    the tests) the parser is built with vLLM's CPU platform in place, then the platform is put back: only a default
+    (the device's) asks for one, and no value is read by a default."""
+    if engine_args_class() is None:
+        return None
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    try:
+        parser = EngineArgs.add_cli_args(FlexibleArgumentParser(exit_on_error=False))
+    except RuntimeError:  # "Failed to infer device type"
+        import vllm.platforms as platforms
+        from vllm.platforms.cpu import CpuPlatform
+
+        platforms.current_platform = CpuPlatform()  # a module attribute over the module's lazy one, then removed
+        try:
+            parser = EngineArgs.add_cli_args(FlexibleArgumentParser(exit_on_error=False))
+        finally:
+            del platforms.current_platform
+    return one_option_at_a_time(cast("argparse.ArgumentParser", parser))
 
 
 @cache
@@ -249,7 +283,7 @@ def vllm_settings(args: Mapping[str, str]) -> VLLMSettings:
         if engine:
             log.warning("vllm: vLLM is not installed here; %s are not checked against its EngineArgs", sorted(engine))
     else:
-        mine, engine = split_engine_args(renamed, own, declaration, "vllm", refused=REFUSED)
+        mine, engine = split_engine_args(renamed, own, declaration, "vllm", refused=REFUSED, cli=cli_parser())
     return settings_from_args(VLLMSettings, {**mine, "engine": engine}, "vllm")
 
 

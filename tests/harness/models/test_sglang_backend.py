@@ -65,8 +65,8 @@ def test_server_args_fields_pass_typed_by_sglangs_declaration_and_build_it():
         ({"mem_fraction_statc": "0.8"}, "unknown model argument 'mem_fraction_statc'"),
         ({"mem_fraction_statc": "0.8"}, "did you mean mem_fraction_static?"),
         ({"repetition_penalt": "1.05"}, "did you mean repetition_penalty?"),
-        ({"tp_size": "two"}, "ServerArgs.tp_size expects int"),
-        ({"tokenizer_mode": "fast"}, "Input should be 'auto' or 'slow'"),  # its CLI's choices, not checked by Engine
+        ({"tp_size": "two"}, "model argument tp_size: --tp-size on its command line takes int"),
+        ({"tokenizer_mode": "fast"}, "--tokenizer-mode on its command line takes one of auto, slow"),  # not Engine's
         ({"top_k": "many"}, "SamplingParams.top_k expects int"),
         ({"tokenizer_path": "other/tok"}, "rendered and counted by the checkpoint's own processor"),
         ({"skip_tokenizer_init": "true"}, "sends each prompt as text"),

@@ -68,8 +68,8 @@ def test_model_args_are_typed_aliased_and_checked():
     assert "tensor_parallel_size" not in identity  # parallelism does not change answers
     with pytest.raises(ValueError, match="unknown model argument 'batch'"):
         _from_args({"pretrained": "x", "batch": "3"})
-    with pytest.raises(ValueError, match="model argument hf_overrides: EngineArgs.hf_overrides expects"):
-        _from_args({"pretrained": "x", "hf_overrides": "yarn"})
+    with pytest.raises(ValueError, match="model argument max_model_len: --max-model-len on its command line takes"):
+        _from_args({"pretrained": "x", "max_model_len": "long"})
     with pytest.raises(ValueError, match="tensor_parallel_size=0: must be at least 1"):
         _from_args({"pretrained": "x", "tp": "0"})
     # the backend's own, and the engine's it reads itself, checked as --model_args and as settings made in code

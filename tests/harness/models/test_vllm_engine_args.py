@@ -37,7 +37,8 @@ def test_the_engines_own_arguments_pass_and_others_are_refused_in_one_line(harne
     refused = {
         "kv_cache_dtyp=fp8": "unknown model argument 'kv_cache_dtyp': neither the backend's own nor a field of "
         "vllm.engine.arg_utils.EngineArgs; did you mean kv_cache_dtype?",
-        "mm_encoder_tp_mode=rows": "model argument mm_encoder_tp_mode: EngineArgs.mm_encoder_tp_mode expects",
+        "mm_encoder_tp_mode=rows": "model argument mm_encoder_tp_mode: --mm-encoder-tp-mode on its command line takes "
+        "one of data, weights",
         "skip_tokenizer_init=true": "model argument skip_tokenizer_init: answers are read as text",
     }
     for given, said in refused.items():
