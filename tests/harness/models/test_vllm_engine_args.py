@@ -65,7 +65,9 @@ def test_they_reach_the_engine_and_key_the_answers_they_may_change(
 
     monkeypatch.setattr(vllm, "LLM", fake_vllm.FakeLLM)
     fake_vllm.CALLS.clear()
-    args = f"pretrained={tiny_llava_336},max_model_len=4096,{OPEN}"
+    # the issue's values in vLLM's own spellings (issue 74), which reach vLLM as `vllm serve` reads them
+    spelled = "max_model_len=4k,attention_backend=FLASH_ATTN,kv_cache_memory_bytes=2G"
+    args = f"pretrained={tiny_llava_336},{spelled},{OPEN}"
     identity, results = _run(
         harness, mmneedle_dir, tmp_path / "a", args, "max_gen_toks=4,repetition_penalty=1.05,min_tokens=2"
     )
@@ -75,7 +77,8 @@ def test_they_reach_the_engine_and_key_the_answers_they_may_change(
         "data",
         True,
     )
-    assert kwargs["max_model_len"] == 4096 and kwargs["generation_config"] == "vllm"
+    assert kwargs["max_model_len"] == 4000 and kwargs["generation_config"] == "vllm"
+    assert (kwargs["attention_backend"], kwargs["kv_cache_memory_bytes"]) == ("FLASH_ATTN", 2 * 1024**3)
     sampling = [p for call in fake_vllm.CALLS for p in call["sampling"]]
     # (greedy: vLLM itself resets top_k and min_p, which only sampling reads)
     assert {(param(p, "repetition_penalty"), param(p, "min_tokens"), param(p, "max_tokens")) for p in sampling} == {
