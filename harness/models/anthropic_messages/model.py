@@ -40,6 +40,7 @@ from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import excerpt
 from harness.models.api_client.settings import ApiCallSettings
 from harness.models.args import at_least
+from harness.models.families.claude import cache_minimum
 from harness.models.registry import register_model
 from harness.sent import Sent
 
@@ -70,10 +71,15 @@ class AnthropicSettings(ApiCallSettings):
         super().__post_init__()
         check_sampling(self, self.temperature, self.top_p, most_temperature=1)
 
+    def cache_minimum(self) -> int:
+        """Anthropic's minimum for the model (`families.claude.cache_minimum`: 4,096 tokens on Opus 4.5 and 4.6 and
+        Haiku 4.5), unless `prompt_cache_min_tokens` is given."""
+        return self.prompt_cache_min_tokens or cache_minimum(self.model)
+
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """`cache_control` breakpoints on each request's longest shared prefixes, on any Anthropic server unless
         `prompt_cache=false`."""
-        return None if self.prompt_cache == "false" else CacheRule("cache_control", self.prompt_cache_min_tokens, chunk)
+        return None if self.prompt_cache == "false" else CacheRule("cache_control", self.cache_minimum(), chunk)
 
 
 @register_model("anthropic")

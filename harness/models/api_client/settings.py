@@ -44,7 +44,8 @@ class ApiCallSettings:
     request_order: str = "length"
     # The provider's prompt cache (`prompt_cache`): "auto" where the provider offers it, "true" on any server, "false"
     prompt_cache: str = "auto"
-    prompt_cache_min_tokens: int = at_least(1, MIN_TOKENS)  # the shortest prefix marked (the model's cache minimum)
+    # the shortest prefix marked; default: the model's cache minimum (`cache_minimum`)
+    prompt_cache_min_tokens: int | None = at_least(1)
 
     def __post_init__(self) -> None:
         check_order(self.request_order, self.backend)
@@ -82,6 +83,11 @@ class ApiCallSettings:
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """How the backend asks its provider to cache a prompt, where it does (`prompt_cache`); None: it does not."""
         return None
+
+    def cache_minimum(self) -> int:
+        """The shortest prefix marked for the provider's cache: `prompt_cache_min_tokens`, else the model's own minimum
+        where the backend knows it per model, else the smallest any of the providers caches."""
+        return self.prompt_cache_min_tokens or MIN_TOKENS
 
     def batch_size(self, runner_batch: int) -> int:
         return self.chunk_size or max(runner_batch, 4 * self.concurrency)

@@ -9,7 +9,10 @@ Claude Sonnet 4.5 and later refuse a request that sets both `temperature` and `t
 cannot both be specified for this model. Please use only one.": BerriAI/litellm#15097, open-webui#17922 for Sonnet
 4.5, skydiscover-ai/skydiscover#15 for Sonnet 4.6): their aliases send no `top_p` (`send_top_p=false`), the
 temperature alone. Extended thinking is off unless asked (`thinking_budget=N` in `--model_args`: the anthropic
-backend)."""
+backend).
+
+Anthropic caches a prompt prefix only from a length that depends on the model (`cache_minimum`): a cache mark on a
+shorter prefix is not cached and its tokens are billed in full, so the anthropic backend marks none shorter."""
 
 from __future__ import annotations
 
@@ -21,6 +24,25 @@ from harness.models.families.family import ImageTokens, ModelFamily
 
 ANTHROPIC = "https://api.anthropic.com/v1/"
 
+# The shortest prefix Anthropic caches, by API model name (its start); 1,024 tokens for the others (Sonnet 4.6 and
+# 4.5, Opus 4.1 and 4, Sonnet 4, Sonnet 3.7, Opus 3).
+CACHE_MINIMUM = {
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-haiku-4-5": 4096,
+    "claude-3-5-haiku": 2048,
+    "claude-3-haiku": 2048,
+}
+CACHE_MINIMUM_SOURCE = (
+    "Anthropic's prompt-caching guide, Cache limitations: platform.claude.com/docs/en/build-with-claude/"
+    "prompt-caching, as anthropics/anthropic-sdk-python#1194 quotes it, read 2026-11-27"
+)
+
+
+def cache_minimum(model: str) -> int:
+    """The shortest prompt prefix Anthropic caches for `model` (`CACHE_MINIMUM`)."""
+    return next((tokens for start, tokens in CACHE_MINIMUM.items() if model.startswith(start)), 1024)
+
 
 def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:
     """Anthropic's published rule: the image scaled to at most 1,568 px a side and about 1.15 megapixels, then one
@@ -30,11 +52,14 @@ def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int
 
 
 def _claude4(model: str, note: str) -> Alias:
-    """A Claude 4.x alias: Anthropic's SDK, no `top_p`, at most 100 images a request (the API's limit)."""
+    """A Claude 4.x alias: Anthropic's SDK, no `top_p`, at most 100 images a request (the API's limit), cache marks
+    from the model's cache minimum."""
+    least = cache_minimum(model)
     return Alias(
         "anthropic",
-        {"model": model, "send_top_p": "false", "max_images": "100"},
-        f"{note} through Anthropic's SDK; key from ANTHROPIC_API_KEY",
+        {"model": model, "send_top_p": "false", "max_images": "100", "prompt_cache_min_tokens": str(least)},
+        f"{note} through Anthropic's SDK; key from ANTHROPIC_API_KEY; prompts cached from {least:,} tokens "
+        f"({CACHE_MINIMUM_SOURCE})",
         200000,
     )
 

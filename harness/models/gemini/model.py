@@ -91,7 +91,7 @@ class GeminiSettings(ApiCallSettings):
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a
         prefix another of its batch has is sent once that one has answered, unless `prompt_cache=false`."""
-        return None if self.prompt_cache == "false" else CacheRule("implicit", self.prompt_cache_min_tokens, chunk)
+        return None if self.prompt_cache == "false" else CacheRule("implicit", self.cache_minimum(), chunk)
 
 
 @register_model("gemini")

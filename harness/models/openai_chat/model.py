@@ -127,7 +127,7 @@ class OpenAIChatSettings(ApiCallSettings):
         on = self.prompt_cache == "true" or (
             self.prompt_cache == "auto" and self.api_version is None and urlsplit(server).hostname == OPENAI_HOST
         )
-        return CacheRule("prompt_cache_key", self.prompt_cache_min_tokens, chunk) if on else None
+        return CacheRule("prompt_cache_key", self.cache_minimum(), chunk) if on else None
 
 
 @register_model("openai")

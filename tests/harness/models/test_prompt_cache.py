@@ -101,3 +101,24 @@ def test_the_budget_charges_cache_reads_and_writes_at_their_prices() -> None:
     budget.charge({**usage, "cache_creation_input_tokens": 10_000})
     # 1,000 x $3 + 100,000 x $0.30 + 10,000 x $3.75 a million
     assert budget.spent == (3000 + 30_000 + 37_500) / 1e6
+
+
+def test_claude_marks_no_prefix_shorter_than_anthropic_caches_for_the_model(harness) -> None:
+    """Anthropic caches from 4,096 tokens on Opus 4.5 and 4.6 and Haiku 4.5 (issue 74): each Claude alias, and the
+    bare model name, marks from its model's minimum; `prompt_cache_min_tokens` given is kept."""
+    from harness.models.aliases import ALIASES
+    from harness.models.anthropic_messages.model import AnthropicSettings
+    from harness.models.families.claude import cache_minimum
+
+    claude = {name: a.args for name, a in ALIASES.items() if a.backend == "anthropic"}
+    for args in claude.values():
+        for given in (args, {"model": args["model"]}):
+            rule = AnthropicSettings.from_args(given).cache_rule(1)
+            assert rule is not None and rule.min_tokens == cache_minimum(str(args["model"]))
+    assert cache_minimum(claude["claude-opus-4.6"]["model"]) == 4096
+    assert cache_minimum(claude["claude-sonnet-4.6"]["model"]) == 1024
+    given = AnthropicSettings.from_args({"model": "claude-opus-4-6", "prompt_cache_min_tokens": "50"})
+    assert given.cache_rule(1) is not None and given.cache_rule(1).min_tokens == 50
+    listed = harness("models", "claude-opus-4.6")
+    assert "prompt_cache_min_tokens=4096" in listed.out
+    assert "prompts cached from 4,096 tokens (Anthropic's prompt-caching guide, Cache limitations" in listed.out
