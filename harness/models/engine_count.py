@@ -18,10 +18,11 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
@@ -36,6 +37,7 @@ from harness.models.hf_counting import ProcessorCount
 from harness.models.remote_code import RemoteCodeRefused
 from harness.models.scheduling.batching import plan_batches
 from harness.models.screen_model import ScreenModel, family_rule
+from harness.redact import redact_mapping
 from harness.row_tokens import fit_within_pixels, image_costs, known_sizes
 
 log = logging.getLogger(__name__)
@@ -170,6 +172,7 @@ class EngineCounted(Generic[S]):
     _startup_error: str | None = None
     engine_seconds: float | None = None
     _engine: Any = None  # the built engine (its `close` stops it)
+    engine_args: dict[str, Any] | None = None  # what it was built with (`start_engine`), for the results
     # Where a run's time went, beside its evaluation time (bench/RESULTS.md, the 8K rerun): engine calls made, requests
     # sent in them, seconds inside them (image decoding and the engine's own processing and generation).
     engine_calls = 0
@@ -236,10 +239,19 @@ class EngineCounted(Generic[S]):
         if self._startup_error is not None:
             raise BackendFatalError(f"the {self.name} engine could not start: {self._startup_error}")
 
-    def start_engine(self, build: Callable[[], E], length: Callable[[E], int | None], said: Callable[[E], str]) -> E:
+    def start_engine(
+        self,
+        build: Callable[[], E],
+        length: Callable[[E], int | None],
+        said: Callable[[E], str],
+        args: Mapping[str, object],
+    ) -> E:
         """The engine `build` makes (a failure kept for `check_start`, and fatal); the engine's context length
         (`length` reads it) replaces the settings'; how long it took on stderr with what the engine `said`
-        (scripts/gpu_check.sh reads the line: the runner times the first task with the engine's start-up in it)."""
+        (scripts/gpu_check.sh reads the line: the runner times the first task with the engine's start-up in it).
+        `args`, every argument the engine is built with, given or the backend's default, is recorded with the
+        results' backend figures (`engine_args`), as the engine's own log prints its non-default ones."""
+        self.engine_args = redact_mapping(json.loads(json.dumps(dict(args), default=str)))
         started = time.perf_counter()
         try:
             engine = build()

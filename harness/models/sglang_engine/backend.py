@@ -156,6 +156,8 @@ class SGLangModel(EngineCounted[SGLangSettings], Model):
             )
         if self.image_cache is not None:
             out["image_cache_mb"] = self.image_cache.megabytes
+        if self.engine_args is not None:
+            out["engine_args"] = self.engine_args  # sglang.Engine's, all of them
         return out
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
@@ -182,6 +184,7 @@ class SGLangModel(EngineCounted[SGLangSettings], Model):
                     lambda: LocalEngine(kwargs, engine_factory=factory, decode_workers=workers),
                     lambda engine: engine.context_length,
                     lambda engine: f"context_length={self.facts.context_length}",
+                    kwargs,
                 )
             finally:
                 self._seen = []

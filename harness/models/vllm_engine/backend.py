@@ -176,7 +176,13 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
         # The checkpoint's own decoding the engine applied (`generation_config=auto`) and the stop ids of `eos_tokens`,
         # beside the task's settings.
         decoding = {"checkpoint_decoding": self._engine.sampling_defaults} if self._engine is not None else {}
-        return {**{key: round(value, 3) for key, value in seconds.items() if value is not None}, **calls, **decoding}
+        built = {"engine_args": self.engine_args} if self.engine_args is not None else {}  # vllm.LLM's, all of them
+        return {
+            **{key: round(value, 3) for key, value in seconds.items() if value is not None},
+            **calls,
+            **decoding,
+            **built,
+        }
 
     def batches(self, requests: Sequence[Request]) -> Iterator[list[Request]]:
         costs, profile = [], ImageProfile()
@@ -208,6 +214,7 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
                     f"limit_mm_per_prompt={self.limit}, max_model_len={self.facts.context_length}, "
                     f"encoder cache {engine.encoder_cache} tokens"
                 ),
+                kwargs,
             )
         return self._engine
 

@@ -58,6 +58,9 @@ def test_a_run_through_the_cli_is_journaled_and_resumed(
     config = json.loads(results.read_text())["config"]
     assert config["model"] == "sglang" and config["model_identity"]["server_args"] == {"context_length": 8192}
     assert config["backend_stats"]["image_cache_mb"] == 100 and "as SGLang counts it" in config["token_counting"]
+    # every argument sglang.Engine was built with, given or the backend's own (issue 74, item 3)
+    assert config["backend_stats"]["engine_args"] == json.loads(json.dumps(fake_sglang.CALLS[0]["kwargs"]))
+    assert config["backend_stats"]["engine_args"]["context_length"] == 8192
     journal = out.rglob("journal_mmneedle_m10_n1_k2_pos.jsonl").__next__().read_text().splitlines()[1:]
     records = [json.loads(line) for line in journal]
     assert [r["status"] for r in records] == ["ok"] * 3

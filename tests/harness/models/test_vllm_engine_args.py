@@ -79,6 +79,9 @@ def test_they_reach_the_engine_and_key_the_answers_they_may_change(
     )
     assert kwargs["max_model_len"] == 4000 and kwargs["generation_config"] == "vllm"
     assert (kwargs["attention_backend"], kwargs["kv_cache_memory_bytes"]) == ("FLASH_ATTN", 2 * 1024**3)
+    # every argument vllm.LLM was built with, given or the backend's default, in the results (issue 74, item 3)
+    assert results["config"]["backend_stats"]["engine_args"] == json.loads(json.dumps(kwargs))
+    assert kwargs["gpu_memory_utilization"] == 0.9 and "gpu_memory_utilization" not in results["config"]["model_args"]
     sampling = [p for call in fake_vllm.CALLS for p in call["sampling"]]
     # (greedy: vLLM itself resets top_k and min_p, which only sampling reads)
     assert {(param(p, "repetition_penalty"), param(p, "min_tokens"), param(p, "max_tokens")) for p in sampling} == {
