@@ -38,7 +38,7 @@ from harness.models.api_client.calls import ApiModel
 from harness.models.api_client.endpoint import check_sampling, sampling
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import excerpt
-from harness.models.api_client.settings import ApiCallSettings
+from harness.models.api_client.settings import ApiCallSettings, reasoning_record
 from harness.models.args import at_least
 from harness.models.families.claude import cache_minimum
 from harness.models.registry import register_model
@@ -52,6 +52,12 @@ if TYPE_CHECKING:
 # `api_version=sdk` sends the installed SDK's own pin instead (docs/cost.md, "API versions")
 OFFICIAL_API_VERSION = "2023-06-01"
 SAMPLING = ("temperature", "top_p")
+# Extended thinking where a request sends no `thinking` (read 2026-11-27)
+OFF = (
+    "disabled",
+    "Anthropic's extended-thinking guide (platform.claude.com/docs/en/build-with-claude/extended-thinking): "
+    "a request turns thinking on with a thinking object of type enabled",
+)
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,9 @@ class AnthropicModel(ApiModel):
 
     def statistics(self) -> dict[str, object]:
         sent = {"anthropic_version": self.api_version} if self.api_version else {}
-        return {**super().statistics(), **sent}
+        budget = self.settings.thinking_budget
+        thinking = reasoning_record("thinking", {"type": "enabled", "budget_tokens": budget} if budget else None, OFF)
+        return {**super().statistics(), **sent, "reasoning": thinking}
 
     def identity(self) -> dict[str, object]:
         return {

@@ -103,3 +103,14 @@ class ApiCallSettings:
             request_order=self.request_order,
             generates_across_tasks=self.request_order == "cache",
         )
+
+
+def reasoning_record(setting: str, sent: object, default: tuple[str, str] | None) -> dict[str, object]:
+    """How much a provider's model was asked to reason, as the results' backend figures record it (`reasoning`): the
+    setting's name and the value sent; where none was sent, the provider's documented default and where it says so
+    (`default`: value and source), else that it is not known here."""
+    if sent is not None:
+        return {"setting": setting, "sent": sent}
+    if default is None:
+        return {"setting": setting, "sent": None, "provider_default": "not documented here"}
+    return {"setting": setting, "sent": None, "provider_default": default[0], "source": default[1]}

@@ -21,6 +21,19 @@ from harness.models.alias import Alias
 from harness.models.families.family import ImageTokens, ModelFamily
 
 RETIRED = "Google retired this preview snapshot; the alias runs only where an endpoint still serves it"
+# The thinking Gemini 3 applies where a request sends no thinking_config (the Gemini 3 developer guide,
+# ai.google.dev/gemini-api/docs/gemini-3: thinking_level "defaults to high"; read 2026-11-27).
+GEMINI3_THINKING = (
+    "high",
+    "Google's Gemini 3 developer guide (ai.google.dev/gemini-api/docs/gemini-3): thinking_level defaults to high",
+)
+
+
+def thinking_default(model: str) -> tuple[str, str] | None:
+    """The thinking level Gemini applies to `model` where none is sent, and where Google says so; None: not known."""
+    return GEMINI3_THINKING if model.startswith("gemini-3") else None
+
+
 # The output limit of 2.0-Flash-Thinking (exp-01-21), 2.5-Flash and 2.5-Pro, thinking included, as Google's model pages
 # give it (https://ai.google.dev/gemini-api/docs/models): what an answer sent no cap can be billed for at most.
 THINKING_OUTPUT_LIMIT = 65536

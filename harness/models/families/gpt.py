@@ -32,6 +32,25 @@ LOW_SIDE = 512  # `low`: "the model receives a low-resolution 512px x 512px vers
 REASONING = {"token_param": "max_completion_tokens", "send_temperature": "false", "send_seed": "false"}
 # What a GPT-5.x answer can be billed for at most, sent no cap (the models' pages: 128K max output tokens).
 OUTPUT_LIMIT = "128000"
+# The reasoning effort OpenAI applies where a request sends none, by API model name (its start, the longest that
+# matches), as OpenAI documents it (read 2026-11-27); a model not here has no default documented here.
+_BEFORE_5_1 = "OpenAI's API reference, ReasoningEffort: all models before gpt-5.1 default to medium"
+REASONING_EFFORT_DEFAULT = {
+    "gpt-5": ("medium", _BEFORE_5_1),
+    "gpt-5.1": ("none", "OpenAI's API reference, ReasoningEffort: gpt-5.1 defaults to none, which does not reason"),
+    "gpt-5.2": ("none", "OpenAI's GPT-5.2 guide: none, the lowest setting, is the default for GPT-5.2"),
+    "gpt-5.5": (
+        "medium",
+        "OpenAI's reasoning guide (developers.openai.com/api/docs/guides/reasoning): gpt-5.5 "
+        "defaults to medium reasoning effort",
+    ),
+}
+
+
+def reasoning_effort_default(model: str) -> tuple[str, str] | None:
+    """The reasoning effort OpenAI applies to `model` where none is sent, and where it says so; None: not known."""
+    starts = sorted((start for start in REASONING_EFFORT_DEFAULT if model.startswith(start)), key=len)
+    return REASONING_EFFORT_DEFAULT[starts[-1]] if starts else None
 
 
 def tile_tokens(base: int, per_tile: int) -> ImageRule:

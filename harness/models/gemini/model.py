@@ -37,9 +37,10 @@ from harness.models.api_client.endpoint import check_sampling, sampling
 from harness.models.api_client.outcomes import Outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, excerpt
-from harness.models.api_client.settings import ApiCallSettings
+from harness.models.api_client.settings import ApiCallSettings, reasoning_record
 from harness.models.api_client.wrapper_parts import check_image_format, image_as
 from harness.models.args import at_least
+from harness.models.families.gemini import thinking_default
 from harness.models.gemini.wire import build_contents, parse_answer, sent_contents
 from harness.models.registry import register_model
 from harness.sent import Sent
@@ -72,6 +73,10 @@ class GeminiSettings(ApiCallSettings):
     empty_text_parts: bool = False  # the empty text parts the wrapper's re.split left around images (gemini.py:55)
     # Sent as stop_sequences before the task's own stop strings, "|" between several (MMNeedle's needle.py:61: "x").
     stop_sequences: str | None = None
+    # Sent as given, in the generation config's thinking_config (google-genai's ThinkingConfig): Gemini 3's level
+    # (minimal, low, medium, high), Gemini 2.5's budget in tokens (0 off, -1 the model's own choice)
+    thinking_level: str | None = None
+    thinking_budget: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -80,6 +85,8 @@ class GeminiSettings(ApiCallSettings):
         check_image_format(self.image_format, "gemini")
         self.check_output_cap("max_output_tokens")
         check_sampling(self, self.temperature, self.top_p)
+        if self.thinking_level is not None:
+            _check_thinking_level(self.thinking_level)
 
     def rendered(self, request: Request) -> Sent:
         """What the backend sends for `request` (its `render`, and the screen's): its contents and system instruction,
@@ -92,6 +99,17 @@ class GeminiSettings(ApiCallSettings):
         """Gemini caches a repeated prefix by itself (implicit caching): nothing is sent, but a request that reads a
         prefix another of its batch has is sent once that one has answered, unless `prompt_cache=false`."""
         return None if self.prompt_cache == "false" else CacheRule("implicit", self.cache_minimum(), chunk)
+
+
+def _check_thinking_level(level: str) -> None:
+    """A level google-genai's `ThinkingLevel` names (its values, in any case); not checked without the SDK."""
+    try:
+        from google.genai import types
+    except ImportError:
+        return
+    known = [m.value.lower() for m in types.ThinkingLevel if m.name != "THINKING_LEVEL_UNSPECIFIED"]
+    if level.lower() not in known:
+        raise ValueError(f"gemini backend: thinking_level must be one of {', '.join(known)}, got {level!r}")
 
 
 @register_model("gemini")
@@ -136,7 +154,23 @@ class GeminiModel(ApiModel):
             "send_seed": s.send_seed,
             # Only when set: the identity of a run without it is what it was before the setting existed.
             **({"stop_sequences": s.stop_sequences} if s.stop_sequences else {}),
+            **({"thinking_config": self.thinking_config()} if self.thinking_config() else {}),
         }
+
+    def thinking_config(self) -> dict[str, object]:
+        """The thinking asked for, as the generation config's `thinking_config` sends it; empty: none sent."""
+        s = self.settings
+        return {
+            k: v
+            for k, v in (("thinking_level", s.thinking_level), ("thinking_budget", s.thinking_budget))
+            if v is not None
+        }
+
+    def statistics(self) -> dict[str, object]:
+        # the thinking asked for: sent, or Google's documented default for the model (a Gemini 3's)
+        sent, default = self.thinking_config() or None, thinking_default(self.settings.model)
+        asked = {"reasoning": reasoning_record("thinking_config", sent, default)} if sent or default else {}
+        return {**super().statistics(), **asked}
 
     # -- the request ------------------------------------------------------------------------------
 
@@ -160,6 +194,8 @@ class GeminiModel(ApiModel):
             fields["stop_sequences"] = stops
         if s.send_seed and asked.seed is not None:
             fields["seed"] = asked.seed
+        if self.thinking_config():
+            fields["thinking_config"] = self.thinking_config()
         return types.GenerateContentConfig.model_validate(fields)
 
     def _image_part(self, image: ImageRef, uploaded: dict[str, types.File]) -> types.Part:

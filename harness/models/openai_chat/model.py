@@ -29,9 +29,10 @@ from harness.models.api_client.endpoint import api_key, check_sampling, sampling
 from harness.models.api_client.outcomes import Outcome, transport_outcome
 from harness.models.api_client.prompt_cache import CacheRule
 from harness.models.api_client.replies import checked_image, error_message, parse_body
-from harness.models.api_client.settings import ApiCallSettings
+from harness.models.api_client.settings import ApiCallSettings, reasoning_record
 from harness.models.api_client.wrapper_parts import check_image_format
 from harness.models.args import at_least
+from harness.models.families.gpt import reasoning_effort_default
 from harness.models.openai_chat.wire import (
     DETAILS,
     build_messages,
@@ -184,6 +185,13 @@ class OpenAIChatModel(ApiModel):
             **({"token_cap": s.token_cap} if s.token_cap != "task" else {}),
             **({"reasoning_effort": s.reasoning_effort} if s.reasoning_effort else {}),
         }
+
+    def statistics(self) -> dict[str, object]:
+        # the reasoning asked for: sent, or OpenAI's documented default for the model (a GPT-5.x's)
+        default = reasoning_effort_default(self.settings.model)
+        sent = self.settings.reasoning_effort
+        asked = {"reasoning": reasoning_record("reasoning_effort", sent, default)} if sent or default else {}
+        return {**super().statistics(), **asked}
 
     # -- payloads ---------------------------------------------------------------------------------
 
