@@ -7,8 +7,10 @@ own declaration (`harness.declared_options`), as `simple_evaluate` reads the fla
 or their comma-separated text, `model_args` and `gen_kwargs` a mapping or their `k=v` text, a switch `true` or
 `false`, `null` as if the key were absent. A flag given on the command line replaces the file's value whole. Paths
 are read from the current folder, as the same flags on the command line (and lm-eval's and lmms-eval's files) are.
-One run a file: a list of runs (lmms-eval's batch file) is refused. A mistake is one line naming the file, the key's
-line and the key (exit 2). The results record the file (`config.run_file`: its path and its contents, every secret
+One run a file: a list of runs (lmms-eval's batch file) is refused. lmms-eval's `env:` section (its example files
+have one) sets environment variables for the run before anything reads them, each value with `${VAR}` and
+`${VAR:-default}` taken from the environment as lmms-eval takes them (`run_environment`); a line on stderr names the
+variables set, never their values. A mistake is one line naming the file, the key's line and the key (exit 2). The results record the file (`config.run_file`: its path and its contents, every secret
 redacted); the secrets it holds are registered as it is read, so no message shows one.
 """
 
@@ -16,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import sys
 from collections.abc import Mapping
-from dataclasses import MISSING, Field, dataclass
+from dataclasses import MISSING, Field, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +43,7 @@ class RunFile:
     path: Path
     values: dict[str, object]  # option name -> its value, read as its keyword is
     record: RunFileRecord  # its path and its contents, every secret redacted
+    environment: dict[str, str] = field(default_factory=dict)  # its `env:` section, expanded
 
 
 def read_run_file(path: Path, options: type[DeclaredOptions]) -> RunFile:
@@ -63,12 +68,37 @@ def read_run_file(path: Path, options: type[DeclaredOptions]) -> RunFile:
     register(collect_secrets(data, {}) + command_line_secrets(str(v) for v in data.values() if isinstance(v, str)))
     known = {item.name: item for item in declared(options)}
     values: dict[str, object] = {}
+    environment = run_environment(data["env"], data.where("env")) if "env" in data else {}
     for key, value in data.items():
+        if key == "env":
+            continue
         if key not in known:
             raise UserError(f"{data.where(key)}: {suggest(str(key), known, 'key')} (see harness --help)")
         if value is not None:
             values[key] = _value(options, known[key], value, data.where(key))
-    return RunFile(path, values, {"path": str(path.resolve()), "contents": _recorded(data, known)})
+    record: RunFileRecord = {"path": str(path.resolve()), "contents": _recorded(data, known)}
+    return RunFile(path, values, record, environment)
+
+
+# `${VAR}` and `${VAR:-default}` in an `env:` value: the variable's value, else (with `:-`, where it is unset or empty)
+# the default, else nothing, as lmms-eval's config files expand them (its v0.7 notes, "Env expansion")
+REFERENCE = re.compile(r"\$\{([A-Za-z_]\w*)(?::-([^}]*))?\}")
+
+
+def run_environment(section: object, where: str) -> dict[str, str]:
+    """lmms-eval's `env:` section as the variables it sets, each value expanded; one line for what is not one."""
+    if not isinstance(section, Mapping):
+        raise UserError(
+            f"{where}: env: expected a mapping of environment variables (NAME: value), got {_kind(section)}"
+        )
+    expanded: dict[str, str] = {}
+    for name, value in section.items():
+        if not (isinstance(name, str) and re.fullmatch(r"[A-Za-z_]\w*", name)):
+            raise UserError(f"{where}: env: {str(name)[:60]!r} is not an environment variable's name")
+        if not isinstance(value, SCALARS) or isinstance(value, bool):
+            raise UserError(f"{where}: env: {name}: expected text or a number, got {_kind(value)}")
+        expanded[name] = REFERENCE.sub(lambda m: os.environ.get(m[1]) or m[2] or "", str(value))
+    return expanded
 
 
 def _value(options: type[DeclaredOptions], item: Field[object], value: object, where: str) -> object:
@@ -137,6 +167,13 @@ def apply_run_file(args: argparse.Namespace, options: type[DeclaredOptions]) -> 
     """`--config FILE` read into `args`: each flag the command line did not give takes the file's value (the command
     line's replaces it whole); then every option that must be given is, or its one line."""
     run_file = read_run_file(args.config, options) if args.config is not None else None
+    if run_file and run_file.environment:
+        from harness.redact import collect_secrets, register
+
+        register(collect_secrets({}, run_file.environment))  # a key it sets is never shown
+        os.environ.update(run_file.environment)
+        names = ", ".join(run_file.environment)
+        print(f"harness: {run_file.path}: env sets {names} for this run (lmms-eval's env section)", file=sys.stderr)
     for name, value in (run_file.values if run_file else {}).items():
         if getattr(args, name) is None or getattr(args, name) is False:  # not given: None, or False for a switch
             setattr(args, name, value)

@@ -309,3 +309,68 @@ def test_a_message_about_the_file_never_shows_a_key_it_holds(
     assert cli_error(["--config", str(path)], capsys) == (
         f"{path}:3: limit: expected a number of documents or a fraction, got '<redacted>'"
     )
+
+
+# lmms-eval's configs/example_api.yaml as published (its v0.7 config files), comments left out
+LMMS_EVAL_EXAMPLE = """\
+env:
+  OPENAI_API_KEY: "${OPENAI_API_KEY}"
+  HF_HOME: "${HF_HOME:-~/.cache/huggingface}"
+
+model: openai
+model_args: "model=gpt-4o,max_retries=5"
+tasks: "mme,mmmu_val"
+batch_size: 1
+num_fewshot: 0
+gen_kwargs: "temperature=0,max_new_tokens=1024"
+output_path: "results/"
+log_samples: true
+"""
+
+
+@pytest.mark.slow  # a harness run against the loopback server
+def test_lmms_evals_example_file_runs_unchanged_its_env_set_for_the_run(
+    tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its `env:` section sets the run's variables, `${VAR}` and `${VAR:-default}` expanded from the environment (the
+    key reaches the server and is printed and written nowhere); the command line's flags replace the file's values
+    (the tasks, which are not this harness's, and the server)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("HF_HOME", raising=False)
+    monkeypatch.setenv("HF_HOME", "")  # unset or empty: the default after `:-` (restored after the test)
+    path = write(tmp_path, LMMS_EVAL_EXAMPLE, "example_api.yaml")
+    server = ChatServer(answer=lambda body: "-1")
+    server.start()
+    try:
+        args = f"model=gpt-4o,max_retries=5,base_url={server.base_url}"
+        argv = ["--config", str(path), "--tasks", TASK, "--model_args", args, "--data_dir", str(data_dir)]
+        assert main([*argv, "--limit", "2", "--no_progress"]) == 0
+    finally:
+        server.stop()
+    printed = capsys.readouterr()
+    said = f"harness: {path}: env sets OPENAI_API_KEY, HF_HOME for this run (lmms-eval's env section)"
+    assert said in printed.err.splitlines()
+    assert os.environ["HF_HOME"] == "~/.cache/huggingface"
+    assert {r.headers["authorization"] for r in server.received} == {f"Bearer {KEY}"}
+    files = [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
+    for written in [*(p.read_bytes() for p in files), (printed.out + printed.err).encode()]:
+        assert KEY.encode() not in written
+    (results,) = (tmp_path / "results").rglob("results_*.json")
+    contents = json.loads(results.read_text())["config"]["run_file"]["contents"]
+    assert contents["env"] == {"OPENAI_API_KEY": "<redacted>", "HF_HOME": "${HF_HOME:-~/.cache/huggingface}"}
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ("env: [A]", "env: expected a mapping of environment variables (NAME: value), got a list"),
+        ("env: {1A: x}", "env: '1A' is not an environment variable's name"),
+        ("env: {A: [x]}", "env: A: expected text or a number, got a list"),
+    ],
+)
+def test_an_env_section_that_is_none_is_one_line(
+    tmp_path: Path, env: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, f"{env}\ntasks: {TASK}\nmodel: random\n")
+    assert cli_error(["--config", str(path)], capsys) == f"{path}:1: {said}"
