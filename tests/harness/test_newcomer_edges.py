@@ -1,6 +1,7 @@
 """Issue 63 item 7: the commands a newcomer tried, each ending in one line or succeeding, through the real CLI.
 
-- `--device cuda:0` (lm-eval's README line) on the CPU torch the README installs: one line before any model loads;
+- `--device cuda:0` (lm-eval's README line), `mps`, `xpu`, `hpu`, `device_map=cuda:0` on a machine without them: one
+  line before any model loads; `auto` and `cpu` honoured;
 - `parallelize=True` (lm-eval's `device_map=auto`) without `accelerate`: one line naming it;
 - a required model argument left out, or given as `none`: one line naming it;
 - every install line in a message or a doc names an extra this checkout has (`pip install -e '.[X]'`);
@@ -31,21 +32,42 @@ def _one_line(run) -> str:
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the hf backend needs torch")
 @pytest.mark.parametrize(
-    ("flags", "own", "device"), [(("--device", "cuda:0"), "", "cuda:0"), ((), ",device=cuda", "cuda")]
+    ("flags", "own", "said"),
+    [  # lm-eval's and lmms-eval's spellings (issue 76, item 1), on a machine without an accelerator
+        (("--device", "cuda:0"), "", "device cuda:0 (--device, --model_args device=)"),
+        ((), ",device=cuda", "device cuda (--device, --model_args device=)"),
+        (("--device", "mps"), "", "device mps (--device, --model_args device=): this torch"),
+        (("--device", "xpu"), "", "device xpu (--device, --model_args device=): this torch"),
+        (("--device", "hpu"), "", "device hpu (--device, --model_args device=): this torch"),
+        (("--device", "npu"), "", "device npu (--device, --model_args device=): not a device torch knows (torch's are cpu, cuda"),
+        ((), ",device_map=cuda:0", "device_map=cuda:0: this torch"),
+    ],
 )
-def test_a_cuda_device_this_torch_cannot_use_is_one_line_before_the_model_loads(
-    harness, data_dir: Path, tiny_llava: Path, flags: tuple[str, ...], own: str, device: str
+def test_a_device_this_torch_cannot_use_is_one_line_before_the_model_loads(
+    harness, data_dir: Path, tiny_llava: Path, flags: tuple[str, ...], own: str, said: str
 ) -> None:
     import torch
 
-    if torch.cuda.is_available():
-        pytest.skip("a visible CUDA GPU takes the device")
+    if torch.accelerator.is_available():
+        pytest.skip("an accelerator here takes some of these devices")
     run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args", f"pretrained={tiny_llava}{own}",
                   "--data_dir", data_dir, "--limit", "1", *flags)  # fmt: skip
     line = _one_line(run)
-    assert f"device {device} (--device, --model_args device=)" in line
-    assert ("CPU build without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible") in line
-    assert "--device cpu" in line and "Traceback" not in run.err
+    assert said in line and "Traceback" not in run.err
+    if "cuda" in " ".join(flags) + own:
+        assert ("CPU build without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible") in line
+    assert "--device cpu" in line or "device_map=cpu" in line
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the hf backend needs torch")
+@pytest.mark.parametrize(("flags", "own"), [(("--device", "auto"), ""), (("--device", "cpu"), ",device_map=cpu")])
+def test_auto_and_the_cpu_are_honoured(
+    harness, data_dir: Path, tiny_llava: Path, flags: tuple[str, ...], own: str
+) -> None:
+    """`--device auto`: the accelerator torch finds, else the CPU (here, the CPU); `device_map=cpu` a device too."""
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "hf", "--model_args",
+                  f"pretrained={tiny_llava},dtype=float32{own}", "--data_dir", data_dir, "--limit", "1", *flags)  # fmt: skip
+    assert run.code == 0, run.err
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="the hf backend needs torch")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -130,7 +131,8 @@ class HFGeneration(Model):
         self.revision = settings.revision
         self.max_batch_tokens = max_batch_tokens
         self.fitting = None
-        self.device = settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        here = torch.accelerator.current_accelerator(check_available=True)
+        self.device = settings.device if settings.device not in (None, "auto") else (here.type if here else "cpu")
         self._load(settings, batch_size, load_weights)
 
     def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
@@ -259,24 +261,54 @@ class HFGeneration(Model):
             self.torch.cuda.empty_cache()
 
 
+# `device_map`'s own placements (transformers' `from_pretrained`), which name no device
+SPREADS = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
 def placement_problem(settings: HFSettings, torch: ModuleType) -> str | None:
-    """Why the weights cannot be placed as `settings` ask on this machine: a CUDA device on a torch without CUDA (the
-    README's CPU build) or without a visible GPU, or `device_map` (`parallelize=True`) without `accelerate`, which
-    transformers needs for it; None when they can."""
+    """Why the weights cannot be placed as `settings` ask on this machine, in one line; None when they can. Any
+    device torch names (`cuda`, `cuda:N`, `mps`, `xpu`, `hpu`, `cpu`; `auto`: the accelerator torch finds, else the
+    CPU) as `--device`/`device=` or as `device_map`, checked by torch itself: a device this torch's build or this
+    machine lacks, or `device_map` without `accelerate`, which transformers places the weights with."""
     import importlib.util
 
-    device = settings.device or ""
-    if device.startswith("cuda"):
-        if torch.version.cuda is None:
-            return (
-                f"device {device} (--device, --model_args device=): this torch ({torch.__version__}) is a CPU build "
-                "without CUDA; install a CUDA build of torch, or run with --device cpu"
-            )
-        if not torch.cuda.is_available():
-            return f"device {device} (--device, --model_args device=): no CUDA GPU is visible here; use --device cpu"
+    if settings.device and settings.device != "auto":
+        what = f"device {settings.device} (--device, --model_args device=)"
+        problem = _device_problem(settings.device, what, "--device ", torch)
+        if problem:
+            return problem
+    if settings.device_map and settings.device_map not in SPREADS:
+        problem = _device_problem(settings.device_map, f"device_map={settings.device_map}", "device_map=", torch)
+        if problem:
+            return problem
     if settings.device_map and importlib.util.find_spec("accelerate") is None:
         return (
             f"device_map={settings.device_map} (as parallelize=True asks) needs accelerate, which transformers "
             "places the weights with: pip install accelerate"
         )
+    return None
+
+
+def _device_problem(spec: str, what: str, flag: str, torch: ModuleType) -> str | None:
+    """Why `spec` is no device the weights can go to here: not one torch names, or not one this torch sees; `flag`
+    (`--device `, `device_map=`) as the way out names it."""
+    here = torch.accelerator.current_accelerator(check_available=True)
+    instead = f"use {flag}{here.type if here is not None else 'cpu'}"
+    try:
+        device = torch.device(spec)
+    except (RuntimeError, ValueError) as err:
+        named = re.search(r"one of (.+?) device type", str(err))
+        kinds = f" (torch's are {named[1]})" if named else ""
+        return f"{what}: not a device torch knows{kinds}; {instead}"
+    if device.type == "cpu":
+        return None
+    if here is None or here.type != device.type:
+        if device.type == "cuda" and torch.version.cuda is None:
+            return f"{what}: this torch ({torch.__version__}) is a CPU build without CUDA; install a CUDA build, or {instead}"
+        seen = f"only {here.type} devices" if here is not None else "no accelerator, only the CPU"
+        cuda = " (no CUDA GPU is visible)" if device.type == "cuda" else ""
+        return f"{what}: this torch ({torch.__version__}) sees {seen} here{cuda}; {instead}"
+    count = torch.accelerator.device_count()
+    if device.index is not None and device.index >= count:
+        return f"{what}: this machine has {count} {device.type} device(s), numbered from 0; {instead}:0"
     return None
