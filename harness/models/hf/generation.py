@@ -208,7 +208,8 @@ class HFGeneration(Model):
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
             output = self.model.generate(**inputs, **kwargs)
-        new_tokens = output[:, inputs["input_ids"].shape[1] :]
+        sequences = getattr(output, "sequences", output)  # a model whose generate answers an output (DiffusionGemma's)
+        new_tokens = sequences[:, inputs["input_ids"].shape[1] :]
         eos = self.model.generation_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()

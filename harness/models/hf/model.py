@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
+from inspect import signature
 from typing import Any
 
 from PIL import Image
@@ -51,6 +52,10 @@ class HFModel(HFGeneration):
             if load_weights
             else None
         )
+        # A model whose forward reads each token's modality (its multimodal RoPE: Cosmos 3 Edge's) is given it by the
+        # processor, which returns it only when asked where its own defaults do not (Qwen3-VL's do)
+        reads_types = self.model is not None and "mm_token_type_ids" in signature(self.model.forward).parameters
+        self._asked = {"return_mm_token_type_ids": True} if reads_types else {}
         # `decodes_images` (`_batch_images`): once per image, in its batch; one that fails is the request's invalid_input
         self._loaded(batch_size, max_pixels=settings.max_pixels, decodes_images=True)
 
@@ -177,7 +182,11 @@ class HFModel(HFGeneration):
         # The settings the official wrappers gave at load are applied at load (`harness.models.processor_settings`)
         settled = self.count.settle(processor_kwargs)
         inputs = settled.processor(
-            text=texts, images=images if any(images) else None, padding=True, return_tensors="pt", **settled.call
+            text=texts,
+            images=images if any(images) else None,
+            padding=True,
+            return_tensors="pt",
+            **{**self._asked, **settled.call},
         )
         lengths = inputs["attention_mask"].sum(dim=1).tolist()
         context = self.facts.context_length
