@@ -16,6 +16,7 @@ import copy
 import inspect
 import re
 from collections.abc import Callable
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,22 @@ _WIDTHS = {
     "hidden_size", "embed_dim", "d_model", "n_embd", "hidden_dim", "width", "out_hidden_size", "projector_hidden_size",
     "vision_hidden_size", "text_hidden_size", "mm_hidden_size", "projection_dim", "encoder_hidden_size",
     "vision_embed_dim", "text_embed_dim", "projector_dim", "output_dim", "proj_dim", "projection_hidden_size",
-    "projector_input_dim", "projector_output_dim", "vision_output_dim",
+    "projector_input_dim", "projector_output_dim", "vision_output_dim", "mm_embed_dim", "output_proj_dims",
+    "output_channels", "downsample_channels", "hidden_sizes", "image_token_embed_dim", "downsample_hidden_size",
 }  # fmt: skip
 _FFNS = {
     "intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "mlp_dim", "n_inner", "d_ff",
     "intermediate_size_mlp", "dense_intermediate_size",
 }  # fmt: skip
-_MOE_FFNS = {"moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size", "share_expert_dim"}
+_MOE_FFNS = {
+    "moe_intermediate_size", "shared_expert_intermediate_size", "expert_intermediate_size", "share_expert_dim",
+    "moe_hidden_size",
+}  # fmt: skip
 _HEADS = {
     "num_attention_heads", "num_heads", "n_head", "n_heads", "encoder_attention_heads", "decoder_attention_heads",
-    "attention_heads", "num_sliding_attention_heads",
+    "attention_heads", "num_sliding_attention_heads", "linear_num_heads", "index_n_heads",
 }  # fmt: skip
+_HEAD_DIMS = {"head_dim", "attention_head_dim", "kv_channels", "linear_head_dim", "index_head_dim"}
 _KV_HEADS = {"num_key_value_heads", "n_kv_heads", "num_kv_heads", "multi_query_group_num"}
 _LAYERS = {
     "num_hidden_layers", "num_layers", "depth", "n_layer", "n_layers", "encoder_layers", "decoder_layers",
@@ -123,6 +129,28 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # its model splits the features into blocks of the patch size: SmolVLM-256M's 512-px tiles, 16-px patches and
     # scale factor 4 (64 tokens a tile), with its processor's (`PROCESSOR_SETTINGS`)
     "smolvlm": {"vision_config.image_size": 512, "vision_config.patch_size": 16, "scale_factor": 4},
+    # Cohere Compass' rope is per layer type, which its default leaves empty: North-Micro-Vision-Instruct's sliding
+    # layers rotate (3-axis mrope, [24, 20, 20] of a 128-dim head: here of a 16-dim one), its full layers are NoPE
+    "cohere_compass": {
+        "text_config.layer_types": ["sliding_attention", "full_attention"],
+        "text_config.rope_parameters": {
+            "sliding_attention": {"rope_type": "default", "rope_theta": 50000.0, "mrope_section": [3, 3, 2]},
+            "full_attention": None,
+        },
+    },
+    # DeepSeek-OCR 2's MoE text model has no per-layer MLP kinds nor top-k by default: DeepSeek-OCR-2's first layer
+    # dense, the rest sparse (a tiny one of each), experts per token within the tiny 4
+    "deepseek_ocr2": {"text_config.mlp_layer_types": ["dense", "sparse"], "text_config.num_experts_per_tok": 2},
+    # DiffusionGemma's layers are all MoE, whose sizes its default leaves unset (google/diffusiongemma-26B-A4B-it's
+    # Gemma 4 26B-A4B sets them): the tiny expert counts and width
+    "diffusion_gemma": {
+        "text_config.num_experts": EXPERTS,
+        "text_config.top_k_experts": EXPERTS_PER_TOKEN,
+        "text_config.moe_intermediate_size": MOE_FFN,
+    },
+    # Aya Vision's tower (SigLIP 2 at 364 px, 14-px patches: 26 a side, pixel-shuffled by 2), as its processor's
+    # img_size and CohereLabs/aya-vision-8b's config set it; the default 384 px is 27.4 patches a side
+    "aya_vision": {"vision_config.image_size": 364},
     # Granite 4 Vision's deepstack map and Q-Former window have no defaults (a checkpoint sets them)
     "granite4_vision": {
         "deepstack_layer_map": [[-1, 0], [-2, 1]],
@@ -130,10 +158,25 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "spatial_target_layers": [0, 1, 0, 1],
     },
 }
+# Processor classes of types processing_auto maps none to and whose module defines none (`_own_processor`): the class
+# the published checkpoint's files name
+PROCESSOR_CLASSES: dict[str, str] = {
+    # zai-org/GLM-OCR's preprocessor_config.json names Glm46VProcessor (its image processor Glm46VImageProcessor)
+    "glm_ocr": "Glm46VProcessor",
+    # Cosmos 3's model is Qwen3-VL's (modular_cosmos3_omni); nvidia/Cosmos3-Nano's tooling loads
+    # Qwen/Qwen3-VL-8B-Instruct's processor files beside it
+    "cosmos3_omni": "Qwen3VLProcessor",
+}
 # Per-type settings of the processor (`processor`) and its image processor (`image_processor`) that a config override
 # above needs beside it.
 PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "smolvlm": {"processor": {"image_seq_len": 64}, "image_processor": {"max_image_size": {"longest_edge": 512}}},
+    # Aya Vision's processor counts a token per 28 px (its default): the tower's 14-px patches, pixel-shuffled by 2
+    "aya_vision": {"processor": {"patch_size": 28}},
+    # Florence-2's processor writes as many image tokens as its image processor's image_seq_length, which
+    # microsoft/Florence-2's preprocessor_config sets (577: 768 px, DaViT's 32-px stride, 24 x 24 and a pooled one);
+    # its default 224 px: 7 x 7 and the pooled one
+    "florence2": {"image_processor": {"image_seq_length": 50}},
 }
 # Config token settings whose names are not the processor's (`image_patch_id` for Molmo 2's "<im_patch>"): the token
 TOKEN_NAMES: dict[str, dict[str, str]] = {
@@ -154,6 +197,19 @@ TOKEN_NAMES: dict[str, dict[str, str]] = {
         "image_low_res_id": "<im_low>",
     },
 }
+
+# Token settings a published config has and the type's default lacks, though its model reads them: the token
+ADDED_TOKENS: dict[str, dict[str, str]] = {
+    # the Omni thinkers' M-RoPE finds an image by the vision-start token before it (get_rope_index reads
+    # config.vision_start_token_id), which the default thinker config lacks and a published thinker_config sets
+    # (Qwen2.5-Omni's 151652: its processor's "<|vision_bos|>")
+    "qwen2_5_omni_thinker": {"vision_start_token_id": "<|vision_bos|>", "vision_end_token_id": "<|vision_eos|>"},
+    "qwen3_omni_moe_thinker": {"vision_start_token_id": "<|vision_bos|>", "vision_end_token_id": "<|vision_eos|>"},
+}
+
+
+def _named_tokens(model_type: str) -> dict[str, str]:
+    return {**TOKEN_NAMES.get(model_type, {}), **ADDED_TOKENS.get(model_type, {})}
 
 
 class CannotBuild(Exception):
@@ -315,7 +371,7 @@ def _geometry(config_dict: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _fitted(part: Any, geometry: dict[str, Any]) -> Any:
+def _fitted(part: Any, geometry: dict[str, Any], own: dict[str, Any] | None = None) -> Any:
     """`part` (an image or video processor) rebuilt with the config's patching where it holds a setting of that name."""
     held = part.to_dict()
     changes: dict[str, Any] = {}
@@ -339,7 +395,37 @@ def _fitted(part: Any, geometry: dict[str, Any]) -> Any:
         if name in held and held[name] is not None and held[name] != value:
             mine = held[name]
             changes[name] = {k: value for k in mine} if isinstance(mine, dict) else value
-    return type(part)(**changes) if changes else part
+    return type(part)(**{**(own or {}), **changes}) if changes else part  # its own settings (`PROCESSOR_SETTINGS`) kept
+
+
+def _own_processor(model_type: str) -> str | None:
+    """The processor class the type's own transformers module defines, where processing_auto maps none to the type
+    (Qwen2.5-Omni's thinker: its module's Qwen2_5OmniProcessor, which a checkpoint of the whole model names)."""
+    import importlib
+
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+    from transformers.processing_utils import ProcessorMixin
+
+    folder = model_type_to_module_name(model_type)
+    for path in sorted(_module_dir(model_type).glob("processing_*.py")):
+        module = importlib.import_module(f"transformers.models.{folder}.{path.stem}")
+        found = [
+            name
+            for name, klass in vars(module).items()
+            if inspect.isclass(klass) and issubclass(klass, ProcessorMixin) and klass.__module__ == module.__name__
+        ]
+        if found:
+            return found[0]
+    return None
+
+
+def _audio_type(model_type: str) -> str | None:
+    """The model_type of the type's audio encoder, as its config class declares it (Nemotron-H Omni's Parakeet
+    encoder, which its default config leaves off)."""
+    from transformers import AutoConfig
+
+    specs = getattr(type(AutoConfig.for_model(model_type)), "sub_configs_defaults", None) or {}
+    return next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
 
 
 def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
@@ -351,7 +437,7 @@ def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
     from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
 
-    name = PROCESSOR_MAPPING_NAMES.get(model_type)
+    name = PROCESSOR_MAPPING_NAMES.get(model_type) or PROCESSOR_CLASSES.get(model_type) or _own_processor(model_type)
     if not name:
         raise CannotBuild("no processor class is mapped (processing_auto has no entry for it)")
     try:
@@ -361,6 +447,8 @@ def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
             "video_processor": _mapped(VIDEO_PROCESSOR_MAPPING_NAMES, model_type, name),
             "feature_extractor": _mapped(FEATURE_EXTRACTOR_MAPPING_NAMES, model_type, name),
         }
+        if parts["feature_extractor"] is None:  # none mapped to the type: its audio encoder's (Nemotron-H Omni's)
+            parts["feature_extractor"] = _class(FEATURE_EXTRACTOR_MAPPING_NAMES.get(_audio_type(model_type) or ""))
     except Exception as err:  # an import that fails here (a missing optional backend)
         raise CannotBuild(f"its processor does not import: {_reason(err)}") from err
     named, literals = _read_tokens(processor_class)
@@ -378,11 +466,16 @@ def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
             raise CannotBuild(f"its processor needs a {attribute}, and transformers maps none to {model_type}")
         own = PROCESSOR_SETTINGS.get(model_type, {}).get(kind or "", {})
         try:
-            kwargs[attribute] = made() if kind == "feature_extractor" else _fitted(made(**own), geometry)
+            kwargs[attribute] = made() if kind == "feature_extractor" else _fitted(made(**own), geometry, own)
         except Exception as err:
             raise CannotBuild(f"its {made.__name__} cannot be built at its defaults: {_reason(err)}") from err
     accepted = inspect.signature(processor_class.__init__).parameters
     kwargs.update({k: v for k, v in geometry.items() if k in accepted and k not in kwargs})
+    side, patch = geometry.get("image_size"), geometry.get("patch_size")
+    tokens = accepted.get("num_image_tokens")
+    if tokens is not None and isinstance(tokens.default, int) and side and patch:
+        # a fixed count of image tokens (DeepSeek-VL's 576: 384-px SigLIP, 16-px patches): the tower's patches
+        kwargs["num_image_tokens"] = (side // patch) ** 2
     kwargs.update(PROCESSOR_SETTINGS.get(model_type, {}).get("processor", {}))
     try:
         return processor_class(**kwargs)
@@ -433,7 +526,7 @@ def _marker(processor: Any) -> str:
     raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
 
 
-def _bracketed(marker: str, processor: Any, defaults: dict[str, Any]) -> str:
+def _bracketed(marker: str, processor: Any, defaults: dict[str, Any], model_type: str = "") -> str:
     """The mark between the start and end tokens the config names, as published templates write it (Qwen's
     `<|vision_start|><|image_pad|><|vision_end|>`, PaddleOCR-VL's `<|IMAGE_START|>...<|IMAGE_END|>`): a model that
     finds its images by runs of image tokens takes two bare marks side by side for one image."""
@@ -441,7 +534,13 @@ def _bracketed(marker: str, processor: Any, defaults: dict[str, Any]) -> str:
     names = {path[-1] for path in _config_tokens(defaults)}
     for start, end in (("vision_start_token", "vision_end_token"), ("image_start_token", "image_end_token")):
         if {f"{start}_id", f"{end}_id"} <= names:
-            ids = [_token_id(processor, base, tokenizer) or vocab.get(f"<|{base}|>") for base in (start, end)]
+            own = _named_tokens(model_type)
+            ids = [
+                vocab.get(own[f"{base}_id"])
+                if f"{base}_id" in own
+                else _token_id(processor, base, tokenizer) or vocab.get(f"<|{base}|>")
+                for base in (start, end)
+            ]
             opening, closing = (tokenizer.convert_ids_to_tokens(i) if i is not None else None for i in ids)
             if opening and closing and opening not in marker:
                 return opening + marker + closing
@@ -528,13 +627,15 @@ def _shrink(d: dict[str, Any], vocab: int, is_text: bool) -> None:
             d[key] = FFN
         elif key in _MOE_FFNS and isinstance(value, int):
             d[key] = MOE_FFN
+        elif key.endswith("intermediate_size") and isinstance(value, int):
+            d[key] = FFN  # a projector's or aligner's own (Cohere 2 Vision's alignment_intermediate_size)
         elif key in _HEADS and isinstance(value, int):
             d[key] = HEADS
         elif key in _HEADS and isinstance(value, list):
             d[key] = [HEADS] * len(value)
         elif key in _KV_HEADS and isinstance(value, int):
             d[key] = KV_HEADS if old_heads is None or value < old_heads else HEADS
-        elif key in {"head_dim", "attention_head_dim", "kv_channels"} and isinstance(value, int):
+        elif key in _HEAD_DIMS and isinstance(value, int):
             d[key] = HEAD_DIM
         elif key in _LAYERS and isinstance(value, int) and value > 0:
             d[key] = len(picked) if old_layers == value else min(value, LAYERS)
@@ -558,6 +659,16 @@ def _shrink(d: dict[str, Any], vocab: int, is_text: bool) -> None:
             d[key] = 32
         elif key in _LINEAR and isinstance(value, int):
             d[key] = _LINEAR[key]
+        elif key == "base_channels" and isinstance(value, int):
+            d[key] = 32  # a VQ autoencoder's first conv width (Janus'), its GroupNorm's 32 groups
+        elif key == "latent_channels" and isinstance(value, int):
+            d[key] = min(value, WIDTH)
+        elif key == "num_embeddings" and "latent_channels" in d and isinstance(value, int):
+            d[key] = min(value, 512)  # a VQ autoencoder's codebook
+        elif key == "num_res_blocks" and isinstance(value, int):
+            d[key] = 1
+        elif key == "channel_multiplier" and isinstance(value, list):
+            d[key] = [min(v, 2) for v in value]  # as many stages (its downsampling), narrower
         elif key == "hidden_size_per_layer_input" and isinstance(value, int):
             d[key] = HEAD_DIM
         elif key in {"vocab_size", "vocab_size_per_layer_input"} and is_text and isinstance(value, int):
@@ -628,12 +739,13 @@ def _config(model_type: str, processor: Any, defaults: dict[str, Any]) -> Any:
         if _text_like(path, _get(d, path)) and isinstance(rope, dict) and "rope_type" in rope:
             rope.setdefault("mrope_section", mrope)  # the model's own default, which the shrink must scale
     _walk_shrink(d, len(tokenizer))
+    _merged_widths(defaults, d)
     vocab = tokenizer.get_vocab()
     for path, value in _config_tokens(d).items():
         base = _token_base(path[-1])
         if isinstance(value, list):
             continue
-        named = TOKEN_NAMES.get(model_type, {}).get(path[-1])
+        named = _named_tokens(model_type).get(path[-1])
         found = vocab.get(named) if named else _token_id(processor, base, tokenizer)
         _set(d, path, found if found is not None else vocab[f"<|{base}|>"])
     for path in _subconfig_paths(d):
@@ -646,6 +758,21 @@ def _config(model_type: str, processor: Any, defaults: dict[str, Any]) -> Any:
         _set(d, tuple(key.split(".")), value)
     d.pop("model_type", None)
     return AutoConfig.for_model(model_type, **d)
+
+
+def _merged_widths(defaults: dict[str, Any], d: dict[str, Any]) -> None:
+    """A width that is a vision tower's merged patches (its hidden size x merge_size**2: Muse Spark's
+    out_hidden_size, 1536 x 4) is the tiny tower's merged patches."""
+    for path in _subconfig_paths(defaults)[1:]:
+        tower = _get(defaults, path)
+        merge = tower.get("merge_size") or tower.get("spatial_merge_size")
+        hidden = tower.get("hidden_size")
+        if "vision" not in path[-1] or not isinstance(merge, int) or not isinstance(hidden, int) or merge < 2:
+            continue
+        for holder in (path[:-1], path):
+            for key, value in _get(defaults, holder).items():
+                if key in _WIDTHS and value == hidden * merge**2:
+                    _get(d, holder)[key] = WIDTH * merge**2
 
 
 def _modeling_mrope(model_type: str, d: dict[str, Any]) -> list[int] | None:
@@ -683,7 +810,9 @@ def _smoke(model: Any, processor: Any) -> None:
 
     chat = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "What is it?"}]}]
     text = processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
-    inputs = processor(text=text, images=[_image()], return_tensors="pt").to(model.dtype)  # Llama 4's bf16 pixels
+    # the token types a model reads asked for, as the hf backend asks (Cosmos 3 Edge's multimodal RoPE)
+    asked = {"return_mm_token_type_ids": True} if "mm_token_type_ids" in signature(model.forward).parameters else {}
+    inputs = processor(text=text, images=[_image()], return_tensors="pt", **asked).to(model.dtype)  # Llama 4's bf16
     with torch.inference_mode():
         model.generate(**inputs, max_new_tokens=1, do_sample=False)
 
@@ -723,8 +852,13 @@ def _generic(model_type: str) -> tuple[Any, Any]:
     for key, sub in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}).items():
         if defaults.get(key) is None and "vision" in key and hasattr(sub, "to_dict") and sub.__name__ != "AutoConfig":
             defaults[key] = sub().to_dict()  # a default without a vision tower (Gemma 4's) gets its default one
-    processor = _processor(model_type, defaults)
-    marker = _bracketed(_marker(processor), processor, defaults)
+    published = copy.deepcopy(defaults)  # the processor is fitted to the tower as a published checkpoint sets it
+    for key, value in OVERRIDES.get(model_type, {}).items():
+        _set(published, tuple(key.split(".")), value)
+    processor = _processor(model_type, published)
+    for key in ADDED_TOKENS.get(model_type, {}):
+        defaults.setdefault(key, None)  # set to the token's id with the others (`_config`)
+    marker = _bracketed(_marker(processor), processor, defaults, model_type)
     processor.chat_template = _templates()[model_type]() if model_type in _templates() else _generic_template(marker)
     processor.tokenizer.chat_template = processor.chat_template  # a processor that saves none of its own (IDEFICS')
     try:
