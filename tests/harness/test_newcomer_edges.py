@@ -39,7 +39,11 @@ def _one_line(run) -> str:
         (("--device", "mps"), "", "device mps (--device, --model_args device=): this torch"),
         (("--device", "xpu"), "", "device xpu (--device, --model_args device=): this torch"),
         (("--device", "hpu"), "", "device hpu (--device, --model_args device=): this torch"),
-        (("--device", "npu"), "", "device npu (--device, --model_args device=): not a device torch knows (torch's are cpu, cuda"),
+        (
+            ("--device", "npu"),
+            "",
+            "device npu (--device, --model_args device=): not a device torch knows (torch's are cpu, cuda",
+        ),
         ((), ",device_map=cuda:0", "device_map=cuda:0: this torch"),
     ],
 )
