@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy
+
 from harness.config.task_index import natural_key as name_key
 from harness.outputs.groups import first_metric, why_no_value
 from harness.outputs.report import headline_cell, row_scale
@@ -37,11 +39,23 @@ def markdown_html(text: str) -> str:
     return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
 
 
+# Below this, a computed value is floating-point noise (an interval's edge at 1 - 1 + ... = 5.551e-17), shown as 0
+NOISE = 1e-9
+
+
 def number_text(value: object) -> str:
+    """A number as a page shows it: 4 significant digits, never in exponent form, noise as 0, NaN as N/A."""
     if isinstance(value, float):
         if math.isnan(value):
             return "N/A"
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
+        if abs(value) < NOISE:
+            return "0"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        text = f"{value:.4g}"
+        if "e" in text:  # 4 significant digits written out (0.00001235, 12350)
+            text = numpy.format_float_positional(value, precision=4, unique=False, fractional=False, trim="-")
+        return text
     return "" if value is None else str(value)
 
 

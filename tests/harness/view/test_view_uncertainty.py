@@ -166,3 +166,17 @@ def test_the_home_page_gives_a_proportion_reports_wilson_interval_never_plus_min
             shown = re.search(r'class="shown">([^<]+)<', row.group(1))
             assert shown and shown.group(1) == f"{value * 100:.1f} [{low * 100:.1f}, {high * 100:.1f}]", (model, task)
     assert "0.0 [0.0, 24.2]" in page  # the constant answer: 0 of 12, 12 clusters
+
+
+def test_no_number_on_a_page_is_in_exponent_form(two_baselines: Path) -> None:
+    """An interval's edge at 0 of 12 computes to floating-point noise (5.551e-17): shown as 0, and no number anywhere
+    in exponent form (issue 76, item 5)."""
+    client = view_client(two_baselines)
+    pages = [client.get("/").text]
+    pages += [
+        client.get("/samples", params={"model": m, "task": t}).text for m in ("random", "constant") for t in (K1, K5)
+    ]
+    pages.append(client.get("/pairs", params={"task": K1, "a": "random", "b": "constant"}).text)
+    for page in pages:
+        text = re.sub(r"<[^>]+>", " ", page)
+        assert not re.findall(r"(?<![\w.])\d(?:\.\d+)?e[-+]\d+\b", text)
