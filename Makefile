@@ -19,16 +19,20 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Tests only: vLLM's classes without its CUDA torch (see requirements/vllm-classes.txt).
+# Tests only: vLLM's classes without its CUDA torch (see requirements/vllm-classes.txt). Its requirements left out on
+# purpose are not reported as conflicts (--no-warn-conflicts): pip would list each as an ERROR.
+NO_DEPS := -m pip install -q --no-deps --no-warn-conflicts
 $(VLLM_STAMP): $(STAMP) requirements/vllm-classes.txt
-	$(PY) -m pip install -q -r requirements/vllm-classes.txt
-	$(PY) -m pip install -q --no-deps vllm==0.33.0
+	$(PY) -m pip install -q --no-warn-conflicts -r requirements/vllm-classes.txt
+	$(PY) $(NO_DEPS) vllm==0.33.0
+	@echo "vLLM 0.33.0's classes installed without its CUDA requirements, as the tests need them (not a GPU install)"
 	touch $(VLLM_STAMP)
 
 # Tests only: SGLang's classes without its CUDA torch and GPU kernels (see requirements/sglang-classes.txt).
 $(SGLANG_STAMP): $(STAMP) requirements/sglang-classes.txt
-	$(PY) -m pip install -q -r requirements/sglang-classes.txt
-	$(PY) -m pip install -q --no-deps sglang==0.5.23
+	$(PY) -m pip install -q --no-warn-conflicts -r requirements/sglang-classes.txt
+	$(PY) $(NO_DEPS) sglang==0.5.23
+	@echo "SGLang 0.5.23's classes installed without its CUDA requirements, as the tests need them (not a GPU install)"
 	touch $(SGLANG_STAMP)
 
 # mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds. It checks the
