@@ -291,6 +291,13 @@ def _output_places(args: EvaluationOptions, model: ModelChoice) -> tuple[Path | 
 
     results_copy = args.output_path if args.output_path and args.output_path.suffix == ".json" else None
     output_root = results_copy.parent if results_copy else args.output_path
+    # A folder the run makes or writes in: the first part of it that exists is a folder, or the run would stop there
+    existing = next((p for p in (output_root, *output_root.parents) if p.exists()), None) if output_root else None
+    if existing is not None and not existing.is_dir():
+        raise UserError(
+            f"--output_path {args.output_path}: {existing} is a file, not a folder; give a folder (the run writes "
+            "FOLDER/<model>/results_*.json) or a name ending in .json (lm-eval's results file, written beside)"
+        )
     output_dir = output_root / model_folder_name(model.backend, model.args) if output_root else None
     return results_copy, output_dir, cache_path(args, output_dir)
 

@@ -114,6 +114,23 @@ class ModelResults:
         return provenance_line(self.data())
 
 
+def not_a_results_folder(path: Path) -> str:
+    """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, or the
+    folder beside it whose name is closest."""
+    import difflib
+
+    wrote = "give the folder a run wrote (its --output_path)"
+    if path.exists():
+        own = f"; this file's folder is {path.parent}" if path.name.startswith("results_") else ""
+        return f"{path}: a file, not a results folder; {wrote}{own}"
+    try:
+        beside = [p.name for p in path.parent.iterdir() if p.is_dir()] if path.parent.is_dir() else []
+    except OSError:
+        beside = []
+    close = difflib.get_close_matches(path.name, beside, n=1)
+    return f"{path}: no such folder; {wrote}" + (f"; did you mean {path.parent / close[0]}?" if close else "")
+
+
 def partial_results(results_dir: Path) -> list[Path]:
     """Results files of `--shard` runs: each covers one shard only, so the report leaves them out."""
     return [p for p in sorted(results_dir.rglob(RESULTS_GLOB)) if "partial" in read_results_file(p)]
@@ -125,6 +142,8 @@ def load_results(
     """Per model name: the newest value of each task over all results files found (recursively),
     leaving out the partial results of `--shard` runs (`harness merge` combines those) and the files `reader`
     gives None for (the viewer's: those it will not open)."""
+    if not results_dir.is_dir():
+        raise UserError(not_a_results_folder(results_dir))
     files = sorted(results_dir.rglob(RESULTS_GLOB))
     if not files:
         raise UserError(f"{results_dir}: no results_*.json files (run `harness ... --output_path {results_dir}` first)")

@@ -87,15 +87,9 @@ def _run(folder: Path, models: Mapping[str, ModelResults], name: str | None) -> 
     raise UserError(f"{folder}: no model named {name!r} (it holds: {', '.join(sorted(models))})")
 
 
-def _load(folder: Path) -> dict[str, ModelResults]:
-    if not folder.is_dir():
-        raise UserError(f"{folder}: no such folder (a results folder: a run's --output_path)")
-    return load_results(folder)
-
-
 def pick_run(folder: Path, model: str | None) -> Run:
     """The run of `model` in `folder` (the folder's one model where `model` is None)."""
-    return _run(folder, _load(folder), model)
+    return _run(folder, load_results(folder), model)
 
 
 def pick_runs(folders: Sequence[Path], models: Sequence[str] | None) -> tuple[Run, Run]:
@@ -104,7 +98,7 @@ def pick_runs(folders: Sequence[Path], models: Sequence[str] | None) -> tuple[Ru
         raise UserError(f"give one results folder and --models A B, or two results folders (got {len(folders)})")
     if models is not None and len(models) != 2:
         raise UserError(f"--models takes two names, A and B (got {len(models)})")
-    found = [_load(folder) for folder in folders]
+    found = [load_results(folder) for folder in folders]
     if len(folders) == 1:
         if models is None:
             raise UserError(

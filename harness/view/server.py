@@ -51,7 +51,9 @@ def main(argv: list[str]) -> int:
     # unless HF_HUB_OFFLINE=0 says otherwise. Set before huggingface_hub is imported, which reads it once.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not args.results_dir.is_dir():
-        raise UserError(f"{args.results_dir}: no such folder")
+        from harness.outputs.model_results import not_a_results_folder
+
+        raise UserError(not_a_results_folder(args.results_dir))
     try:
         import uvicorn
 

@@ -255,3 +255,18 @@ def test_the_report_page_is_linked_once_while_report_md_stays_the_same(
     report.write_text(report.read_text() + "\nA line added after.\n")
     fresh = client.get("/report/")
     assert "A line added after." in fresh.text and len(linked) == 2
+
+
+def test_a_hyphenated_flag_and_a_file_as_output_path_are_one_line_with_the_way_out(
+    harness, data_dir: Path, tmp_path: Path
+) -> None:
+    """`--data-dir` (a hyphen for lm-eval's underscore) names the flag meant; an `--output_path` that is, or lies
+    under, a file is refused before anything runs, saying what to give (issue 76, item 6)."""
+    run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data-dir", data_dir)
+    assert _one_line(run).endswith("unrecognized arguments: --data-dir " + str(data_dir) + "; did you mean --data_dir?")
+    (tmp_path / "taken").write_text("")
+    for output in (tmp_path / "taken", tmp_path / "taken" / "sub"):
+        run = harness("--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random", "--data_dir", data_dir,
+                      "--output_path", output)  # fmt: skip
+        said = f"--output_path {output}: {tmp_path / 'taken'} is a file, not a folder; give a folder"
+        assert said in _one_line(run)

@@ -231,7 +231,21 @@ class OneLineParser(argparse.ArgumentParser):
     mistake: ClassVar[Callable[[str], Exception]] = ValueError  # the command's error for bad input
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments: "):
+            message += self._nearest(message.split(": ", 1)[1].split())
         raise type(self).mistake(f"{message} (see {self.prog} --help)" if " " in self.prog else message)
+
+    def _nearest(self, given: Sequence[str]) -> str:
+        """`; did you mean --data_dir?` for the first unknown flag a known one is close to (`--data-dir`: its hyphens
+        as underscores, as lm-eval's flags are spelt), or nothing."""
+        import difflib
+
+        known = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
+        for flag in (g.split("=", 1)[0] for g in given if g.startswith("--")):
+            close = difflib.get_close_matches(flag.replace("-", "_").replace("__", "--", 1), known, n=1, cutoff=0.75)
+            if close:
+                return f"; did you mean {close[0]}?"
+        return ""
 
 
 def add_flags(

@@ -207,7 +207,7 @@ def test_report_on_a_folder_without_results(tmp_path: Path, harness) -> None:
 
 def test_report_on_a_mistyped_folder_creates_nothing(tmp_path: Path, harness) -> None:
     run = harness("report", tmp_path / "resluts")
-    assert run.code == 2 and "no results_*.json" in run.err
+    assert run.code == 2 and "resluts: no such folder; give the folder a run wrote" in run.err
     assert list(tmp_path.iterdir()) == []
 
 

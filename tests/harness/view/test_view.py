@@ -184,8 +184,22 @@ def test_a_build_moved_away_is_said_on_the_page(run_dir: Path, tmp_path: Path) -
 
 
 def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A folder that is not there, or a file, is one line with the way out (issue 76, item 6): the folder a run
+    wrote, the closest folder beside it, a results file's own folder; `harness report` and `compare` say the same."""
+    wrote = "give the folder a run wrote (its --output_path)"
     assert main(["view", str(tmp_path / "missing")]) == 2
-    assert capsys.readouterr().err.strip().splitlines() == [f"harness: error: {tmp_path / 'missing'}: no such folder"]
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"harness: error: {tmp_path / 'missing'}: no such folder; {wrote}"
+    ]
+    (tmp_path / "results_a").mkdir()
+    (tmp_path / "results_x.json").write_text("{}")
+    for command in (["view"], ["report"], ["compare"]):
+        assert main([*command, str(tmp_path / "results_b")]) == 2
+        said = f"{tmp_path / 'results_b'}: no such folder; {wrote}; did you mean {tmp_path / 'results_a'}?"
+        assert capsys.readouterr().err.strip().splitlines() == [f"harness: error: {said}"]
+        assert main([*command, str(tmp_path / "results_x.json")]) == 2
+        said = f"{tmp_path / 'results_x.json'}: a file, not a results folder; {wrote}; this file's folder is {tmp_path}"
+        assert capsys.readouterr().err.strip().splitlines() == [f"harness: error: {said}"]
 
 
 def test_an_axis_value_reads_as_the_user_wrote_it() -> None:
