@@ -19,6 +19,10 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import json
+import tempfile
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.declared_options import command_line, keyword_docs, keyword_signature
@@ -51,16 +55,39 @@ def simple_evaluate(*, verbose: bool = False, **options: Any) -> ResultsFile:
     """
     from harness.execute import run_with_results
 
-    chosen = EvaluationOptions.from_keywords(options)
-    if chosen.model is None:
-        raise UserError("model= is required")
-    argv = command_line(EvaluationOptions, GROUPS, options)  # recorded (the lock file, the results' argv), not parsed
-    # The CLI prints the results table on stdout; a notebook gets the dict instead, unless it asks (`verbose`).
-    with contextlib.nullcontext() if verbose else contextlib.redirect_stdout(io.StringIO()):
-        code, results = run_with_results(chosen, argv)
-    if results is None:
-        raise EvaluationError(f"the run wrote no results (exit code {code}); its messages are above", code)
-    return results
+    logged = bool(options.get("log_samples") or options.get("predict_only"))
+    # lm-eval returns the samples without an output path: the run logs them in a folder of its own, read back, removed
+    own = tempfile.TemporaryDirectory(prefix="harness-samples-") if logged and not options.get("output_path") else None
+    options = {**options, "output_path": own.name} if own else options
+    try:
+        chosen = EvaluationOptions.from_keywords(options)
+        if chosen.model is None:
+            raise UserError("model= is required")
+        argv = command_line(EvaluationOptions, GROUPS, options)  # recorded (the lock file, the results' argv)
+        started = time.time()
+        # The CLI prints the results table on stdout; a notebook gets the dict instead, unless it asks (`verbose`).
+        with contextlib.nullcontext() if verbose else contextlib.redirect_stdout(io.StringIO()):
+            code, results = run_with_results(chosen, argv)
+        if results is None:
+            raise EvaluationError(f"the run wrote no results (exit code {code}); its messages are above", code)
+        if logged and chosen.output_path is not None:
+            results["samples"] = _samples(chosen.output_path, started)
+        return results
+    finally:
+        if own is not None:
+            own.cleanup()
+
+
+def _samples(output_path: Path, since: float) -> dict[str, list[dict[str, Any]]]:
+    """Each task's sample log this run wrote under `output_path` (`samples_<task>_<date>.jsonl`, written since
+    `since`), its records in order."""
+    root = output_path.parent if output_path.suffix == ".json" else output_path
+    logs = [p for p in root.rglob("samples_*.jsonl") if p.stat().st_mtime >= since]
+    found: dict[str, list[dict[str, Any]]] = {}
+    for log in sorted(logs):
+        task = log.name.removeprefix("samples_").rsplit("_", 1)[0]
+        found[task] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return found
 
 
 # The keywords a notebook's completion and `help()` show: every declared option, then `verbose`.

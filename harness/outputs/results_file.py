@@ -266,6 +266,9 @@ ResultsFile = TypedDict(
         "partial": NotRequired[dict[str, Any]],  # a --shard run's: which shard, and the tasks' documents
         "predict_only": NotRequired[str],  # a --predict_only run's note
         "cost": NotRequired[dict[str, dict[str, CostEntry]]],  # task -> model/judge -> tokens and USD
+        # task -> its sample log's records: what `simple_evaluate(log_samples=True)` returns, as lm-eval's does (never
+        # in the file: the sample logs are files of their own)
+        "samples": NotRequired[dict[str, list[dict[str, Any]]]],
     },
 )
 

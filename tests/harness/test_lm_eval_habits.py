@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -266,6 +267,30 @@ def test_simple_evaluate_returns_what_the_cli_writes(data_dir: Path, tmp_path: P
         simple_evaluate(tasks="mmneedle_m1_n2_k1_pso", model="random", data_dir=data_dir, no_progress=True)
     with pytest.raises(UserError, match="batch_size"):
         simple_evaluate(tasks="mmneedle_m1_n2_k1_pos", model="random", batch_size="big")
+
+
+def test_simple_evaluate_returns_the_samples_with_or_without_an_output_path(data_dir: Path, tmp_path: Path) -> None:
+    """`log_samples=True` returns each task's sample records under `samples`, as lm-eval's does; without an
+    `output_path` too (issue 76, item 6), where nothing is left behind."""
+    task = "mmneedle_m1_n2_k1_pos"
+    common = {
+        "tasks": task,
+        "model": "random",
+        "data_dir": data_dir,
+        "limit": 2,
+        "no_progress": True,
+        "log_samples": True,
+    }
+    kept = simple_evaluate(**common, output_path=tmp_path / "kept")
+    (log,) = (tmp_path / "kept").rglob(f"samples_{task}_*.jsonl")
+    assert kept["samples"] == {task: [json.loads(line) for line in log.read_text().splitlines()]}
+    assert len(kept["samples"][task]) == 2
+    temporary = Path(tempfile.gettempdir())
+    before = set(temporary.glob("harness-samples-*"))
+    alone = simple_evaluate(**common)
+    assert [s["doc_id"] for s in alone["samples"][task]] == [s["doc_id"] for s in kept["samples"][task]]
+    assert set(temporary.glob("harness-samples-*")) == before  # read back and removed
+    assert "samples" not in simple_evaluate(**{**common, "log_samples": None})
 
 
 def test_importing_the_api_loads_nothing_heavy() -> None:
