@@ -51,6 +51,8 @@ def parse_record(line: bytes, where: str) -> Record:
     except (ValueError, ValidationError) as exc:
         first = str(exc).splitlines()[:3]
         raise BuildError(f"{where}: not an MM-NIAH record ({' '.join(first)})") from None
+    except RecursionError:  # brackets nested past the JSON parser's depth
+        raise BuildError(f"{where}: not an MM-NIAH record (nested past the JSON parser's depth)") from None
 
 
 def official_input(record: Record, where: str) -> tuple[str, list[str]]:

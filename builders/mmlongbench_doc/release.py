@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from builders.core import contract
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_bounds import Bound, MiB, read_file
@@ -135,7 +136,9 @@ class Release:
         else:
             path = self.documents.path(doc_id, where)
         if not path.is_file():
-            raise BuildError(f"{where}: the PDF a question names is missing from the release")
+            kind = contract.kind_of_mode(path.stat().st_mode) if path.exists() else None
+            said = f"is {kind}, not a regular file" if kind else "the PDF a question names is missing from the release"
+            raise BuildError(f"{where}: {said}")
         return read_file(path, DOCUMENT, where)
 
 

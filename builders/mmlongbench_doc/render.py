@@ -34,7 +34,8 @@ def render_pages(pdf: bytes, max_pages: int, resolution: int, where: str) -> tup
     try:
         with pymupdf.open(stream=pdf, filetype="pdf") as doc:
             return [page.get_pixmap(dpi=resolution).tobytes("png") for page in doc[:max_pages]], len(doc)
-    except (RuntimeError, ValueError) as exc:  # pymupdf's FileDataError is a RuntimeError
+    # pymupdf's FileDataError is a RuntimeError; mupdf's own errors (FzErrorLimit: a page too large to render) are not
+    except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase) as exc:
         raise BuildError(f"{where}: pymupdf could not render it: {exc}") from None
 
 

@@ -118,6 +118,8 @@ def test_an_unpacked_image_folder_gives_the_same_rows(built: Path, tmp_path: Pat
 def test_bad_records_are_one_line_naming_the_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match=r"^x\.jsonl line 3: not an MM-NIAH record"):
         parse_record(b'{"id": "7"}', "x.jsonl line 3")
+    with pytest.raises(BuildError, match=r"^x\.jsonl line 4: not an MM-NIAH record \(nested past"):
+        parse_record(b"[" * 100_000, "x.jsonl line 4")  # issue 77: a RecursionError traceback before
     record = parse_record(
         json.dumps(
             {"id": 1, "images_list": ["a.jpg"], "context": "no image", "question": "q", "answer": "a",

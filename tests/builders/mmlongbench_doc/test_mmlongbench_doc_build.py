@@ -165,3 +165,22 @@ def test_a_hub_source_reads_the_questions_then_only_the_pdfs_they_name(tmp_path:
     hub = json.loads((path / "build_manifest.json").read_text())["inputs"]["hub"]
     assert hub["questions"]["files"] == ["samples.json"]
     assert hub["documents"]["files"] == [f"documents/{SAMPLES[0][0]}"]  # the two questions' one document only
+
+
+def test_a_page_too_large_to_render_and_a_fifo_for_a_pdf_are_one_line(tmp_path: Path) -> None:
+    """A 14,400 pt page is past what mupdf renders (its own FzErrorLimit, not a RuntimeError); a FIFO in a PDF's place
+    is said to be one, not missing (issue 77)."""
+    import os
+
+    import pymupdf
+
+    release = write_fixture(tmp_path / "rel")
+    with pymupdf.open() as doc:
+        doc.new_page(width=14400, height=14400)
+        (release / "documents" / "fixture-report.pdf").write_bytes(doc.tobytes())
+    with pytest.raises(BuildError, match="fixture-report.pdf: pymupdf could not render it: .*Overly large image"):
+        build_mmlongbench_doc(str(release), tmp_path / "out")
+    (release / "documents" / "fixture-report.pdf").unlink()
+    os.mkfifo(release / "documents" / "fixture-report.pdf")
+    with pytest.raises(BuildError, match="fixture-report.pdf: is a FIFO, not a regular file"):
+        build_mmlongbench_doc(str(release), tmp_path / "out2")
