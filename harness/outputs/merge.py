@@ -221,6 +221,10 @@ def find_journals(
     """task -> (path, journal) for every journal under one shard's output folder."""
     found: dict[str, tuple[Path, ShardJournal]] = {}
     for path in sorted(shard_dir.rglob(JOURNAL_GLOB)):
+        check_inside(path, shard_dir)
+        store = path.with_name(prompts_name(path.name))
+        if store.is_symlink() or store.exists():
+            check_inside(store, shard_dir)
         journal = read_journal(path, aggregations)
         journal.relpath = str(path.relative_to(shard_dir))
         if journal.task in found:
@@ -229,6 +233,13 @@ def find_journals(
             )
         found[journal.task] = (path, journal)
     return found
+
+
+def check_inside(path: Path, shard_dir: Path) -> None:
+    """A shard's file is its own: not a link, and inside its folder (a link planted in a shard would merge a file from
+    anywhere into the merged run)."""
+    if path.is_symlink() or not path.resolve().is_relative_to(shard_dir.resolve()):
+        raise MergeError(f"{path}: a link, or outside the shard's folder {shard_dir}; merge reads a shard's own files")
 
 
 def write_journal(path: Path, task: str, parts: Mapping[str, object], records: Sequence[SampleRecord]) -> None:

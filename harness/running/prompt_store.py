@@ -198,22 +198,24 @@ class PromptTexts:
 
 def merge_stores(sources: Iterable[Path], target: Path) -> None:
     """One store at `target` holding every text of `sources` (the shards' stores, for `harness merge`), each chunk and
-    text once; none written where the shards kept no text."""
+    text once; none written where the shards kept no text. What is copied is checked as a reader checks it: a store
+    that is a link is passed by, and only the texts that inflate, within their bound, to their own hash are kept,
+    with only the chunks they name (a chunk no text names, or a bombed one, stays behind)."""
     chunks: dict[str, str] = {}  # sha256 -> its compressed bytes, as base64
     texts: dict[str, list[str]] = {}
     for source in sources:
-        found = PromptTexts.at(source)
-        if not found.texts:
+        if source.is_symlink():  # a shard's store is its own file, as a resumed run keeps it (`refuse_link`)
             continue
-        with contract.open_regular(source) as handle:
-            for name in found.chunks.keys() - chunks.keys():
-                try:
-                    chunks[name] = base64.b64encode(found.packed(handle, name)).decode("ascii")
-                except ValueError:  # not base64 (altered by hand): left out, as `text` leaves out a text needing it
-                    continue
-        texts.update(found.texts)
+        found = PromptTexts.at(source)
+        verified = {digest: names for digest, names in found.texts.items() if found.text(digest) is not None}
+        if not verified:
+            continue
+        with contract.open_regular(source, follow=False) as handle:
+            for name in {n for names in verified.values() for n in names} - chunks.keys():
+                chunks[name] = base64.b64encode(found.packed(handle, name)).decode("ascii")
+        texts.update(verified)
     if texts:
-        chunk_lines = (json.dumps({"chunk": name, "zlib": packed}) for name, packed in chunks.items())
+        chunk_lines = (json.dumps({"chunk": name, "zlib": packed}) for name, packed in sorted(chunks.items()))
         text_lines = (json.dumps({"text": name, "chunks": names}) for name, names in texts.items())
         write_lines(target, [*chunk_lines, *text_lines])
 

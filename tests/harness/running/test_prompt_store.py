@@ -89,3 +89,27 @@ def test_merged_stores_hold_every_shards_texts(tmp_path: Path) -> None:
     merge_stores([a, b, tmp_path / "absent.jsonl"], tmp_path / "merged.jsonl")
     found = PromptTexts.at(tmp_path / "merged.jsonl")
     assert found.text(one) == "one" + context(4, 100) and found.text(two) == "two" + context(4, 100)
+
+
+def test_a_merge_copies_only_the_chunks_of_texts_that_check_and_no_linked_store(tmp_path: Path) -> None:
+    """A shard's store holding chunks no text names, a chunk that inflates past its bound, or a link to a file
+    elsewhere: the merged store holds the texts that check and their chunks, nothing else (issue 77, item 2)."""
+    import base64
+    import json
+    import zlib
+
+    a, (one,) = stored(tmp_path / "a", "one" + context(4, 100))
+    bomb = base64.b64encode(zlib.compress(b"\0" * (64 << 20))).decode()
+    stray = [json.dumps({"chunk": f"{k:064x}", "zlib": bomb}) for k in range(3)]  # named by no text
+    bad_text = json.dumps({"text": "f" * 64, "chunks": [f"{0:064x}"]})  # a text whose chunk is a bomb
+    with a.open("a") as handle:
+        handle.write("\n".join([*stray, bad_text]) + "\n")
+    outside = tmp_path / "outside.jsonl"
+    b, (two,) = stored(tmp_path / "b", "two" + context(5, 100))
+    b.rename(outside)
+    (tmp_path / "b" / b.name).symlink_to(outside)
+    merge_stores([a, tmp_path / "b" / b.name], tmp_path / "merged.jsonl")
+    merged = PromptTexts.at(tmp_path / "merged.jsonl")
+    assert set(merged.texts) == {one} and merged.text(one) == "one" + context(4, 100)
+    assert set(merged.chunks) == set(PromptTexts.at(a).texts[one])  # only the checked text's chunks
+    assert (tmp_path / "merged.jsonl").stat().st_size < a.stat().st_size

@@ -10,6 +10,7 @@ import pytest
 
 from harness.outputs.merge import MergeError, merge_dirs, read_journal
 from harness.running.journal import journal_name
+from harness.running.prompt_store import prompts_name
 from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 
@@ -165,6 +166,22 @@ def test_merge_needs_journals(tmp_path):
         merge_dirs([one, two], tmp_path / "m2")
     journal = read_journal(one / "counting" / journal_name("t1"))
     assert journal.parts["shard"] == "0/2" and [r["doc_id"] for r in journal.records] == [0, 2]
+
+
+def test_merge_reads_no_journal_or_store_through_a_link(tmp_path):
+    """A shard's journal or prompt store that is a link to a file elsewhere is refused, naming it (issue 77)."""
+    one, two = (_run(tmp_path / name, Shard(k, 2), tasks={"t1": 3}) for k, name in enumerate(("one", "two")))
+    journal = two / "counting" / journal_name("t1")
+    journal.rename(tmp_path / "planted.jsonl")
+    journal.symlink_to(tmp_path / "planted.jsonl")
+    with pytest.raises(MergeError, match=f"{journal}: a link, or outside the shard's folder"):
+        merge_dirs([one, two], tmp_path / "m")
+    journal.unlink()
+    (tmp_path / "planted.jsonl").rename(journal)
+    store = two / "counting" / prompts_name(journal_name("t1"))
+    store.symlink_to(tmp_path / "elsewhere.jsonl")
+    with pytest.raises(MergeError, match=f"{store}: a link, or outside the shard's folder"):
+        merge_dirs([one, two], tmp_path / "m")
 
 
 def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_path, capsys):
