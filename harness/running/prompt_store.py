@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
@@ -90,8 +91,21 @@ class PromptStore:
             refuse_link(path)
             if path.exists():
                 read_whole_lines(path)  # killed mid-line: the whole lines stand, the cut one goes
-                known = PromptTexts.at(path)
-                self._chunks, self._texts = set(known.chunks), set(known.texts)
+                self._resume(PromptTexts.at(path))
+
+    def _resume(self, known: PromptTexts) -> None:
+        """What a resumed run finds stored, each text checked as a reader checks it (its chunks there, inflating
+        within their bound to its hash): a text that fails, and its chunks, count as not stored, so the run writes
+        them again as it sends them (a later line stands over an earlier one of the same name); said in one line."""
+        good = {digest for digest in known.texts if known.text(digest) is not None}
+        self._texts = good
+        self._chunks = {name for digest in good for name in known.texts[digest]}
+        if len(good) < len(known.texts):
+            print(
+                f"harness: {self.path}: {len(known.texts) - len(good)} of {len(known.texts)} stored texts fail their "
+                "check (a chunk missing, altered or past its bound); each is written again as the run sends it",
+                file=sys.stderr,
+            )
 
     def put(self, text: str) -> str:
         """The sha256 of `text` (scrubbed of secrets, as every line the run writes), its chunks new to the store queued

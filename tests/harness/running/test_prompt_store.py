@@ -113,3 +113,31 @@ def test_a_merge_copies_only_the_chunks_of_texts_that_check_and_no_linked_store(
     assert set(merged.texts) == {one} and merged.text(one) == "one" + context(4, 100)
     assert set(merged.chunks) == set(PromptTexts.at(a).texts[one])  # only the checked text's chunks
     assert (tmp_path / "merged.jsonl").stat().st_size < a.stat().st_size
+
+
+def test_a_resumed_run_checks_each_stored_text_and_writes_a_failed_one_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chunk replaced by a bomb, or gone: the resumed store says so in one line and writes the texts that needed it
+    again as the run sends them, so the store reads back whole (issue 77, item 1)."""
+    import base64
+    import json
+    import zlib
+
+    text, other = "one" + context(6, 100), "two" + context(7, 100)
+    path, (digest, kept) = stored(tmp_path, text, other)
+    first = PromptTexts.at(path).texts[digest][0]
+    bomb = base64.b64encode(zlib.compress(b"\0" * (64 << 20))).decode()
+    lines = path.read_text().splitlines()
+    lines = [json.dumps({"chunk": first, "zlib": bomb}) if f'"chunk": "{first}"' in line else line for line in lines]
+    path.write_text("\n".join(lines) + "\n")
+    assert PromptTexts.at(path).text(digest) is None
+    store = PromptStore(path)
+    assert "1 of 2 stored texts fail their check" in capsys.readouterr().err
+    assert store.put(text) == digest and store.put(other) == kept
+    store.flush()
+    store.close()
+    again = PromptTexts.at(path)
+    assert again.text(digest) == text and again.text(kept) == other
+    PromptStore(path).close()
+    assert capsys.readouterr().err == ""  # whole again: nothing to say
