@@ -149,10 +149,21 @@ def eval_score(gt: Any, pred: Any, answer_type: str) -> float:
 
 def safe_score(gt: Any, pred: Any, answer_type: str) -> float:
     """`eval_score`, 0 where it raises (`run_lvlm.py`'s `except: score = 0.0`)."""
+    return scored(gt, pred, answer_type)[0]
+
+
+def scored(gt: Any, pred: str, answer_type: str) -> tuple[float, str]:
+    """The row's score and prediction as `run_lvlm.py` records them: its `try` parses and scores, and its bare
+    `except` sets both `pred = "Failed to extract"` and `score = 0.0`, whether the parse failed (no "Extracted
+    answer:", `parse_extraction`'s `FAILED_TO_EXTRACT`: never scored) or `eval_score` raised. Named departure: an
+    extractor whose answer is the very words "Failed to extract" is taken for a failed parse (the official run would
+    score those words)."""
+    if pred == FAILED_TO_EXTRACT:
+        return 0.0, FAILED_TO_EXTRACT
     try:
-        return eval_score(gt, pred, answer_type)
+        return eval_score(gt, pred, answer_type), pred
     except Exception:  # noqa: BLE001 - the official bare except
-        return 0.0
+        return 0.0, FAILED_TO_EXTRACT
 
 
 def parse_extraction(reply: str) -> str:

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tasks.mmlongbench_doc.scorer import NOT_ANSWERABLE, eval_acc_and_f1, parse_extraction, safe_score
+from tasks.mmlongbench_doc.scorer import NOT_ANSWERABLE, eval_acc_and_f1, parse_extraction, scored
 
 Doc = Mapping[str, Any]
 EXTRACT = "extract"
@@ -94,7 +94,7 @@ def generalized_f1(items: Sequence[float]) -> float:
 
 def row_metrics(doc: Doc, pred: str, prefix: str) -> dict[str, float]:
     """The row's score, its F1 item and its cells (evidence source, single/cross-page/unanswerable)."""
-    score = safe_score(doc["answer"], pred, doc["answer_format"])
+    score, pred = scored(doc["answer"], pred, doc["answer_format"])  # a failure's pred is "Failed to extract"
     out = {f"{prefix}acc": score, f"{prefix}f1": f1_item(score, doc["answer"], pred)}
     for cell in cells(doc):
         out[f"{prefix}acc_{cell}"] = score

@@ -63,6 +63,21 @@ def test_the_extractor_reply_is_parsed_as_run_lvlm_parses_it() -> None:
     assert assistant == {"role": "assistant", "content": "\n\nQuestion:Q?\nAnalysis:The reply.\n"}
 
 
+def test_a_failed_extraction_or_score_is_recorded_as_run_lvlm_records_it() -> None:
+    """`run_lvlm.py`'s bare `except` sets the prediction to "Failed to extract" and the score to 0, whether the reply
+    had no "Extracted answer:" (never scored: scoring those words against an empty Int gold would give 1.0) or
+    `eval_score` raised (the prediction then counts as answered in F1) (issue 76, item 2)."""
+    doc = {"answer": "", "answer_format": "Int", "evidence_sources": [], "evidence_pages": [1], "doc_type": ""}
+    assert scorer.eval_score("", scorer.FAILED_TO_EXTRACT, "Int") == 1.0  # what scoring the words would give
+    unparsed = utils.judge_score(doc, "reply", {"extract": utils.judge_parse("I cannot help.")})
+    assert unparsed["acc"] == 0.0 and unparsed["f1"] == utils.f1_item(0.0, "", scorer.FAILED_TO_EXTRACT)
+    raising = {**doc, "answer": "['2']", "answer_format": "List"}
+    with pytest.raises(ValueError):
+        scorer.eval_score("['2']", "[1 + 1]", "List")
+    failed = utils.judge_score(raising, "reply", {"extract": "[1 + 1]"})
+    assert failed["acc"] == 0.0 and failed["f1"] == utils.f1_item(0.0, "['2']", scorer.FAILED_TO_EXTRACT)
+
+
 def test_the_yaml_is_what_make_yaml_writes() -> None:
     from tasks.mmlongbench_doc import _make_yaml
 
