@@ -103,7 +103,12 @@ class _CompareFlags(CommandOptions):
         nargs="+",
         metavar="RESULTS",
     )
-    out: Path | None = option(None, "folder for compare.json and compare.md (default: the first RESULTS)", parse=Path)
+    out: Path | None = option(
+        None,
+        "folder for compare.json and compare.md (default: the RESULTS folder, where one is given; with two, none: "
+        "their folders are only read)",
+        parse=Path,
+    )
     json: bool = switch("print compare.json instead of compare.md")
 
 
@@ -182,7 +187,7 @@ def compare_main(argv: list[str]) -> int:
         prog="harness compare",
         description="Compare two runs paired on sample ids, per task and group: the difference with its clustered "
         "interval, McNemar's counts and exact p for 0/1 metrics, adjusted p values, the per-row correlation and the "
-        "minimum detectable effect. Writes compare.json and compare.md.",
+        "minimum detectable effect. Writes compare.json and compare.md (into --out; into RESULTS where one folder is given).",
         epilog=EPILOG,
     )
     args = CompareFlags.parse_command(parser, argv)
@@ -192,7 +197,16 @@ def compare_main(argv: list[str]) -> int:
         args.results, args.models, args.compare_options(), list(args.include_path), args.tasks, args.metrics
     )
     markdown = "\n".join(comparison_lines(compared))
-    json_path, md_path = write_compare(compared, markdown, args.out or args.results[0])
     print(json.dumps(strict_values(compared), indent=2, ensure_ascii=False) if args.json else markdown)
+    # Two runs' folders are read, never written into unasked (one may come from elsewhere); one folder's models are
+    # compared where they were run
+    out = args.out or (args.results[0] if len(args.results) == 1 else None)
+    if out is None:
+        print(
+            "harness compare: nothing written (two folders: --out DIR writes compare.json and compare.md)",
+            file=sys.stderr,
+        )
+        return 0
+    json_path, md_path = write_compare(compared, markdown, out)
     print(f"harness compare: written {json_path} and {md_path}", file=sys.stderr)
     return 0

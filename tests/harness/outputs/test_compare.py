@@ -394,3 +394,12 @@ def test_power_plans_a_paired_comparison_from_a_finished_pair(
     assert "measured from a finished pair" in capsys.readouterr().out
     assert main(["power", str(runs / "out"), "--pair", str(runs / "compared")]) == 2
     assert "drop RESULTS" in capsys.readouterr().err
+
+
+def test_two_folders_are_read_never_written_into_unasked(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`harness compare A B` without --out writes nothing into A's folder (one may come from elsewhere) and says
+    how to write the files (issue 77)."""
+    before = sorted(p.name for p in (runs / "out").iterdir())
+    assert main(["compare", str(runs / "out"), str(runs / "seed1"), "--models", "random", "random"]) == 0
+    assert "nothing written (two folders: --out DIR writes compare.json and compare.md)" in capsys.readouterr().err
+    assert sorted(p.name for p in (runs / "out").iterdir()) == before
