@@ -78,12 +78,12 @@ def simple_evaluate(*, verbose: bool = False, **options: Any) -> ResultsFile:
             own.cleanup()
 
 
-def _samples(output_path: Path, since: float) -> dict[str, list[dict[str, Any]]]:
+def _samples(output_path: Path, since: float) -> dict[str, list[dict[str, object]]]:
     """Each task's sample log this run wrote under `output_path` (`samples_<task>_<date>.jsonl`, written since
     `since`), its records in order."""
     root = output_path.parent if output_path.suffix == ".json" else output_path
     logs = [p for p in root.rglob("samples_*.jsonl") if p.stat().st_mtime >= since]
-    found: dict[str, list[dict[str, Any]]] = {}
+    found: dict[str, list[dict[str, object]]] = {}
     for log in sorted(logs):
         task = log.name.removeprefix("samples_").rsplit("_", 1)[0]
         found[task] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]

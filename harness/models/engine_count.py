@@ -172,7 +172,7 @@ class EngineCounted(Generic[S]):
     _startup_error: str | None = None
     engine_seconds: float | None = None
     _engine: Any = None  # the built engine (its `close` stops it)
-    engine_args: dict[str, Any] | None = None  # what it was built with (`start_engine`), for the results
+    engine_args: dict[str, object] | None = None  # what it was built with (`start_engine`), for the results
     # Where a run's time went, beside its evaluation time (bench/RESULTS.md, the 8K rerun): engine calls made, requests
     # sent in them, seconds inside them (image decoding and the engine's own processing and generation).
     engine_calls = 0

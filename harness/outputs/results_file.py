@@ -268,7 +268,7 @@ ResultsFile = TypedDict(
         "cost": NotRequired[dict[str, dict[str, CostEntry]]],  # task -> model/judge -> tokens and USD
         # task -> its sample log's records: what `simple_evaluate(log_samples=True)` returns, as lm-eval's does (never
         # in the file: the sample logs are files of their own)
-        "samples": NotRequired[dict[str, list[dict[str, Any]]]],
+        "samples": NotRequired[dict[str, list[dict[str, object]]]],
     },
 )
 

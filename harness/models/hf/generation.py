@@ -267,7 +267,7 @@ SPREADS = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
 def placement_problem(settings: HFSettings, torch: ModuleType) -> str | None:
-    """Why the weights cannot be placed as `settings` ask on this machine, in one line; None when they can. Any
+    """Why the weights cannot be placed as `settings` ask on this machine, in one line; None when they can. Each
     device torch names (`cuda`, `cuda:N`, `mps`, `xpu`, `hpu`, `cpu`; `auto`: the accelerator torch finds, else the
     CPU) as `--device`/`device=` or as `device_map`, checked by torch itself: a device this torch's build or this
     machine lacks, or `device_map` without `accelerate`, which transformers places the weights with."""
