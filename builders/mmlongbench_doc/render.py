@@ -7,6 +7,7 @@ pymupdf is the `pdf` extra (`pip install -e '.[pdf]'`); the request records its 
 from __future__ import annotations
 
 import hashlib
+import sys
 from types import ModuleType
 
 from builders.core.errors import BuildError
@@ -33,6 +34,9 @@ def render_pages(pdf: bytes, max_pages: int, resolution: int, where: str) -> tup
     pymupdf = import_pymupdf("rendering the PDFs")
     try:
         with pymupdf.open(stream=pdf, filetype="pdf") as doc:
+            if doc.is_repaired:  # cut short or damaged: rendered as the official run's fitz renders it, and said
+                print(f"{where}: damaged (mupdf repaired it to render it; its pages may differ from an intact copy's)",
+                      file=sys.stderr)  # fmt: skip
             return [page.get_pixmap(dpi=resolution).tobytes("png") for page in doc[:max_pages]], len(doc)
     # pymupdf's FileDataError is a RuntimeError; mupdf's own errors (FzErrorLimit: a page too large to render) are not
     except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase) as exc:

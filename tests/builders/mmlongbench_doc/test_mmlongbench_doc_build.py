@@ -184,3 +184,14 @@ def test_a_page_too_large_to_render_and_a_fifo_for_a_pdf_are_one_line(tmp_path: 
     os.mkfifo(release / "documents" / "fixture-report.pdf")
     with pytest.raises(BuildError, match="fixture-report.pdf: is a FIFO, not a regular file"):
         build_mmlongbench_doc(str(release), tmp_path / "out2")
+
+
+def test_a_pdf_cut_short_is_rendered_as_fitz_renders_it_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mupdf repairs a PDF cut short, as the official run's fitz would: the build renders it and says so (issue 77)."""
+    release = write_fixture(tmp_path / "rel")
+    pdf = release / "documents" / "fixture-report.pdf"
+    pdf.write_bytes(pdf.read_bytes()[:-200])
+    build_mmlongbench_doc(str(release), tmp_path / "out")
+    assert f"{pdf}: damaged (mupdf repaired it to render it" in capsys.readouterr().err
