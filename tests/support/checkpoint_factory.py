@@ -156,7 +156,17 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "deepstack_layer_map": [[-1, 0], [-2, 1]],
         "downsample_rate": "1/2",
         "spatial_target_layers": [0, 1, 0, 1],
+        # its default CLIP tower (224 px, 32-px patches: 7 a side) cannot be windowed by the Q-Former's rate 1/2: a
+        # 384-px tile as the published Granite Vision towers take (SigLIP's), in 16-px patches (24 a side, 12 halved)
+        "vision_config.image_size": 384,
+        "vision_config.patch_size": 16,
+        # tiles of that 384-px side (its default pinpoints are 336-px multiples), the image processor's the same
+        "image_grid_pinpoints": [[384, 768], [768, 384], [768, 768]],
     },
+    # T5Gemma 2's encoder pools its SigLIP patches to mm_tokens_per_image (256: 16 a side), which its default 224-px
+    # tower (14 a side) cannot be pooled to: 256 px in 16-px patches, pooled 1:1 (google/t5gemma-2's 896 px in 14-px
+    # patches pools 64 a side by 4), its processor's size the same (`PROCESSOR_SETTINGS`)
+    "t5gemma2": {"encoder.vision_config.image_size": 256},
 }
 # Processor classes of types processing_auto maps none to and whose module defines none (`_own_processor`): the class
 # the published checkpoint's files name
@@ -177,6 +187,22 @@ PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # microsoft/Florence-2's preprocessor_config sets (577: 768 px, DaViT's 32-px stride, 24 x 24 and a pooled one);
     # its default 224 px: 7 x 7 and the pooled one
     "florence2": {"image_processor": {"image_seq_length": 50}},
+    # Granite 4 Vision's processor counts its tokens as the model makes them: the Q-Former's rate (the config's 1/2),
+    # the CLS patch dropped ("default", as the config's strategy) and so counted once; tiles of the tower's 384 px at
+    # the config's pinpoints (`OVERRIDES`)
+    "granite4_vision": {
+        "processor": {
+            "downsample_rate": "1/2",
+            "vision_feature_select_strategy": "default",
+            "num_additional_image_tokens": 1,
+        },
+        "image_processor": {
+            "size": {"shortest_edge": 384},
+            "image_grid_pinpoints": [[384, 768], [768, 384], [768, 768]],
+        },
+    },
+    # T5Gemma 2's images at its tiny tower's 256 px (`OVERRIDES`; its processor's default 896 px is google/t5gemma-2's)
+    "t5gemma2": {"image_processor": {"size": {"height": 256, "width": 256}}},
 }
 # Config token settings whose names are not the processor's (`image_patch_id` for Molmo 2's "<im_patch>"): the token
 TOKEN_NAMES: dict[str, dict[str, str]] = {
@@ -185,6 +211,13 @@ TOKEN_NAMES: dict[str, dict[str, str]] = {
         "image_token_index": "<|patch|>",
         "boi_token_index": "<|image_start|>",
         "eoi_token_index": "<|image_end|>",
+    },
+    # T5Gemma 2's processor is Gemma 3's, whose image_token is the start-of-image mark it expands: the encoder's
+    # features fill the "<|image|>" soft tokens between that mark and the end-of-image one
+    "t5gemma2": {
+        "image_token_index": "<|image|>",
+        "boi_token_index": "<|boi|>",
+        "eoi_token_index": "<|eoi|>",
     },
     "molmo2": {
         "image_patch_id": "<im_patch>",

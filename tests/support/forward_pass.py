@@ -152,38 +152,67 @@ def checkpoint_pass(folder: Path, request: Request) -> ForwardPass:
     return passed(model, request, model.count._image_token_id if token is None else token)
 
 
+def _rows(value: Any) -> int:
+    """The feature vectors in a tensor (its rows, over its last axis) or a list / tuple of them (ints skipped)."""
+    if isinstance(value, list | tuple):
+        return sum(_rows(v) for v in value)
+    shape = getattr(value, "shape", None)
+    return value.numel() // shape[-1] if shape else 0
+
+
+def _feature_count(out: Any) -> int:
+    """The features an image-feature output fills the image tokens with: its pooled output, else its last hidden
+    state (Llama 4's tower), else the first of its deepstack features (Granite 4 Vision's `(llm_layer, tensors)`
+    pairs, each layer's as many as the tokens), else the tensors it returns."""
+    for name in ("pooler_output", "last_hidden_state"):
+        if getattr(out, name, None) is not None:
+            return _rows(getattr(out, name))
+    deepstack = getattr(out, "deepstack_features", None)
+    if deepstack:
+        return _rows(deepstack[0])
+    return _rows(out)
+
+
 def passed(model: Any, request: Request, image_token: int) -> ForwardPass:
     """One request through a loaded `hf` backend, recording the input ids sent and the image features made."""
     features: list[int] = []
     sent: list[Any] = []
-    # the base model's image features, or the top model's where it has no base (Llama 4's); IDEFICS' cross-attention
-    # has no image tokens to fill, hence no such method: nothing counted
-    inner = getattr(model.model, "model", None)
-    inner = inner if hasattr(inner, "get_image_features") else model.model
-    if not hasattr(inner, "get_image_features"):
-        inner.get_image_features = lambda *args, **kwargs: None
-    own_features, own_generate = inner.get_image_features, model.model.generate
+    depth = [0]
+    # every module of the model with a get_image_features (the top model's, its base model's, T5Gemma 2's encoder's,
+    # which its own forward calls): the outermost call's features counted, those it calls within not again; IDEFICS'
+    # cross-attention has no image tokens to fill, hence no such method: nothing counted
+    owners = [m for m in model.model.modules() if callable(getattr(m, "get_image_features", None))]
 
-    @functools.wraps(own_features)  # generate reads its signature to encode the pixels before prefill
-    def counted_features(*args: Any, **kwargs: Any) -> Any:
-        out = own_features(*args, **kwargs)
-        # the features that fill the image tokens; Llama 4's tower returns them as its last hidden state
-        pooled = out.pooler_output if getattr(out, "pooler_output", None) is not None else out.last_hidden_state
-        features.append(
-            sum(t.numel() // t.shape[-1] for t in (pooled if isinstance(pooled, list | tuple) else [pooled]))
-        )
-        return out
+    def counting(own_features: Any) -> Any:
+        @functools.wraps(own_features)  # generate reads its signature to encode the pixels before prefill
+        def counted_features(*args: Any, **kwargs: Any) -> Any:
+            depth[0] += 1
+            try:
+                out = own_features(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                features.append(_feature_count(out))
+            return out
+
+        return counted_features
+
+    own_generate = model.model.generate
 
     def recorded_generate(*args: Any, **kwargs: Any) -> Any:
         sent.append(kwargs["input_ids"])
         return own_generate(*args, **kwargs)
 
-    inner.get_image_features, model.model.generate = counted_features, recorded_generate
+    for owner in owners:
+        owner.get_image_features = counting(owner.get_image_features)
+    model.model.generate = recorded_generate
     try:
         one_token = replace(request, settings=replace(request.settings, max_gen_toks=1, until=()))
         (response,) = model.generate([one_token])
     finally:
-        del inner.get_image_features, model.model.generate
+        for owner in owners:
+            del owner.get_image_features
+        del model.model.generate
     ids = sent[0][0] if sent else None
     return ForwardPass(
         image_tokens=int((ids == image_token).sum()) if ids is not None else 0,
