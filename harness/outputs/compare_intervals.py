@@ -4,7 +4,8 @@ stand on, and no interval that collapses to a point shown as one (compare.md say
 
 - a `mean` of 0/1 rows (or 0/100 on a percentage scale): Newcombe's hybrid score interval for paired proportions,
   clustered through the effective n (`harness.uncertainty.comparisons.clustered_newcombe`): inside [-1, 1] on its scale, never a
-  point;
+  point; and its p that interval inverted (`inverted_p`), so that p < 1 - level exactly where the interval leaves 0
+  out: one decision a row;
 - any other row on a known scale (a proportion, or a benchmark's declared 0-100): the clustered t interval cut at the
   scale's ends, ±scale (the difference of two means on it cannot lie outside);
 - fewer than `FEW_CLUSTERS` clusters in a partition: no interval, and p from the exact cluster sign-flip test where
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -61,6 +62,25 @@ def without_error(row: ComparisonRow, why: str) -> None:
     row["warnings"].append(f"`{row['name']}` {row['metric']}: no error and no p: {why}")
 
 
+def inverted_p(bounds: Callable[[float], tuple[float, float]]) -> float:
+    """The two-sided p of a family of intervals (`bounds(level)`, nested: wider as the level rises): 1 - the level at
+    which the interval first holds 0, by bisection; so the row's 1 - α interval leaves 0 out exactly where p < α."""
+
+    def holds(level: float) -> bool:
+        low, high = bounds(level)
+        return not (math.isfinite(low) and math.isfinite(high)) or low <= 0.0 <= high
+
+    excluded, held = 1e-12, 1.0 - 1e-12
+    if holds(excluded):
+        return 1.0
+    if not holds(held):
+        return 1e-12
+    for _ in range(36):  # to 1e-11
+        middle = (excluded + held) / 2
+        excluded, held = (excluded, middle) if holds(middle) else (middle, held)
+    return 1.0 - held
+
+
 def few_clusters(row: ComparisonRow) -> bool:
     return not row["overlap"] and 0 < row["n_clusters"] < FEW_CLUSTERS
 
@@ -94,9 +114,14 @@ def settle(
     if columns is not None and right is not None and right == scale and row["method"].startswith("paired"):
         a, b = ([v / right for v in column] for column in columns)
         se, se_clustered = float_or_nan(row["stderr"]), float_or_nan(row["stderr_clustered"])
-        low, high = clustered_newcombe(a, b, se, se_clustered, row["n_clusters"], level)
+
+        def bounds(at: float) -> tuple[float, float]:
+            return clustered_newcombe(a, b, se, se_clustered, row["n_clusters"], at)
+
+        low, high = bounds(level)
         row["low"], row["high"] = low * right, high * right
-        row["method"] += "; Newcombe's hybrid score interval on the effective n"
+        row["p_value"] = inverted_p(bounds)
+        row["method"] += "; Newcombe's hybrid score interval on the effective n, and its p (the interval inverted)"
         return
     if scale is not None:
         low, high = float_or_nan(row["low"]), float_or_nan(row["high"])

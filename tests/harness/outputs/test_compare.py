@@ -12,6 +12,7 @@ import json
 import math
 import re
 import shutil
+import statistics
 import typing
 from pathlib import Path
 
@@ -403,3 +404,24 @@ def test_two_folders_are_read_never_written_into_unasked(runs: Path, capsys: pyt
     assert main(["compare", str(runs / "out"), str(runs / "seed1"), "--models", "random", "random"]) == 0
     assert "nothing written (two folders: --out DIR writes compare.json and compare.md)" in capsys.readouterr().err
     assert sorted(p.name for p in (runs / "out").iterdir()) == before
+
+
+def test_each_rows_interval_and_p_are_one_decision(compared: dict) -> None:
+    """p < 0.05 exactly where the row's 95 % interval leaves 0 out (issue 76, item 3): a 0/1 row's p is its Newcombe
+    interval inverted, any other row's interval and p the same clustered t."""
+    rows = [r for r in compared["rows"] if isinstance(r["p_value"], float) and isinstance(r["low"], float)]
+    assert any("Newcombe" in r["method"] for r in rows)
+    for row in rows:
+        assert (row["p_value"] < 0.05) == (not row["low"] <= 0.0 <= row["high"]), row
+    # 20 rows, A right alone on 4: the clustered t says p 0.042, Newcombe's interval holds 0 (the issue's kind of row)
+    from harness.outputs.compare_intervals import settle
+    from harness.uncertainty.comparisons import two_sided_p
+
+    a, b = [1.0] * 5 + [0.0] * 15, [1.0] + [0.0] * 19
+    se = statistics.stdev(x - y for x, y in zip(a, b, strict=True)) / math.sqrt(20)
+    row: dict = {"name": "t", "kind": "task", "metric": "acc", "method": "paired mean", "value_a": 0.25}
+    row.update(value_b=0.05, stderr=se, stderr_clustered=se, n_clusters=20, overlap=False, warnings=[])
+    row.update(low=0.0, high=0.0, p_value=two_sided_p(0.2, se, 19), run_to_run_stderr=None)
+    assert row["p_value"] < 0.05
+    settle(row, 0.95, (a, b), [[k] for k in range(20)], right=1.0)
+    assert row["low"] < 0.0 < row["high"] and row["p_value"] > 0.05 and "inverted" in row["method"]
