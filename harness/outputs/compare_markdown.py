@@ -37,7 +37,7 @@ def _p(value: object) -> str:
 
 
 def _interval(row: ComparisonRow, digits: int = 4, factor: float = 1.0) -> str:
-    """The row's interval; "no spread" where it is a point (nothing varied: no interval to show), "no error" where
+    """The row's interval; "no spread" where it is a point (nothing varied: no interval to show), "not estimable" where
     the row has none (`compare_intervals.without_error`), "none (C clusters)" where there are too few clusters for one
     (`compare_intervals.few_clusters`)."""
     low, high = row["low"], row["high"]
@@ -47,10 +47,19 @@ def _interval(row: ComparisonRow, digits: int = 4, factor: float = 1.0) -> str:
         return f"[{low * factor:.{digits}f}, {high * factor:.{digits}f}]"
     se = row["stderr_clustered"]
     if not (isinstance(se, float) and math.isfinite(se)) and row["warnings"]:
-        return "no error"  # said why in compare.json's warnings: it rests on too few rows, or nothing varied
+        return "not estimable"  # said why in compare.json's warnings: it rests on too few rows, or nothing varied
     if few_clusters(row):
         return f"none ({row['n_clusters']} clusters)"
     return "N/A"
+
+
+def _mde(row: ComparisonRow, digits: int, factor: float, scale: float | None) -> str:
+    """The minimum detectable effect, or "not detectable at this size" where it lies past the scale (no difference
+    the scale allows could be detected at these rows)."""
+    mde = row["mde"]
+    if scale is not None and isinstance(mde, float) and math.isfinite(mde) and mde > scale:
+        return "not detectable at this size"
+    return _number(mde, digits, factor)
 
 
 def _counts(row: ComparisonRow) -> str:
@@ -74,7 +83,7 @@ def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) ->
         if tasks:
             cells += [_counts(row), _p(row["mcnemar_p"]), _number(row["correlation"], 2)]
         cells += [_p(row["p_value"]), _p(row["p_adjusted"]), _number(row["design_effect"], 2)]
-        cells.append(_number(row["mde"], points, scaled))
+        cells.append(_mde(row, points, scaled, scale))
         if compared["same_model"]:
             cells.append(_number(row["run_to_run_stderr"], points, scaled))
         lines.append("| " + " | ".join(cells) + " |")
@@ -110,9 +119,10 @@ def explanation(compared: CompareFile) -> list[str]:
         "clusters; the normal for a crossed design); a task's own aggregation gets a cluster bootstrap. A 0/1 "
         "metric's interval is Newcombe's hybrid score interval on the clustered effective n, and every interval stays "
         f"inside its scale; with fewer than {FEW_CLUSTERS} clusters there is no interval (*none*) and p is the exact "
-        "cluster sign-flip test's; *no spread*: nothing varied, so no interval; *no error*: a metric resting on "
-        "fewer than two rows, or whose bootstrap replicates do not vary, has no error and no p (compare.json's "
-        "`warnings` say which). *p* is "
+        "cluster sign-flip test's; *no spread*: nothing varied, so no interval; *not estimable*: a metric resting on "
+        "fewer than two rows, or whose bootstrap replicates do not vary, has no error, no interval and no p "
+        "(compare.json's `warnings` say which). A 0/1 metric's *p* is its interval inverted (p < 0.05 exactly where "
+        "the 95 % interval leaves 0 out); *MDE* past the scale reads *not detectable at this size*. *p* is "
         f"two-sided, *p ({adjusted})* adjusted over the {compared['tests']} p values of this comparison. *A only / B "
         "only*: for a 0/1 metric (0/100 on a percentage scale), the rows where A scored and B did not (for an "
         "accuracy: A right, B wrong), and the reverse (McNemar's b and c); *McNemar p*: its exact test, rows taken as "

@@ -348,7 +348,7 @@ def test_two_seeds_of_one_model_on_milebench_levels_have_no_error_where_none_exi
     assert all(not isinstance(r["p_adjusted"], float) or r["p_adjusted"] >= 0.05 for r in found["rows"])
     markdown = (tmp_path / "cmp" / "compare.md").read_text()
     (line,) = [x for x in markdown.splitlines() if x.startswith("| `milebench_clevr_change` | score_medium |")]
-    assert "| no error |" in line
+    assert "| not estimable |" in line
 
 
 def _journal_rows(path: Path) -> list[dict]:
@@ -425,3 +425,12 @@ def test_each_rows_interval_and_p_are_one_decision(compared: dict) -> None:
     assert row["p_value"] < 0.05
     settle(row, 0.95, (a, b), [[k] for k in range(20)], right=1.0)
     assert row["low"] < 0.0 < row["high"] and row["p_value"] > 0.05 and "inverted" in row["method"]
+
+
+def test_an_mde_past_the_scale_is_not_detectable_at_this_size() -> None:
+    """An MDE larger than any difference the scale allows reads as such, not as 114-280 points (issue 76, item 3)."""
+    from harness.outputs.compare_markdown import _mde
+
+    row: dict = {"mde": 1.4}
+    assert _mde(row, 2, 100.0, 1.0) == "not detectable at this size"
+    assert _mde({"mde": 0.25}, 2, 100.0, 1.0) == "25.00" and _mde(row, 4, 1.0, None) == "1.4000"
