@@ -135,6 +135,8 @@ def _options(args: PowerFlags) -> PowerOptions:
         raise UserError("name the tasks to plan with --tasks (and their build with --data_dir), or give RESULTS")
     if args.sd is not None and not args.sd > 0:
         raise UserError(f"--sd {args.sd}: a standard deviation above 0")
+    if not 0 < args.effect <= 100:  # points on 0-100: no difference of two scores on it lies past 100
+        raise UserError(f"--effect {args.effect:g}: a difference in points on the 0-100 scale, above 0 and at most 100")
     return PowerOptions(
         effect=args.effect,
         alpha=args.alpha,

@@ -124,6 +124,7 @@ def test_bad_input_is_one_line(vh_dir: Path, tmp_path: Path, capsys: pytest.Capt
         (["--tasks", "mmlongbench_nonesuch", "--data_dir", str(vh_dir)], "mmlongbench_nonesuch"),
         (["--tasks", SINGLE, "--data_dir", str(vh_dir), "--alpha", "2"], "between 0 and 1"),
         (["--tasks", SINGLE, "--data_dir", str(vh_dir), "--sd", "0"], "--sd"),
+        (["--tasks", SINGLE, "--data_dir", str(vh_dir), "--effect", "150"], "--effect 150: a difference in points"),
         (["--tasks", SINGLE, "--data_dir", str(vh_dir), "--paired", "--unpaired"], "not allowed with"),
         ([str(tmp_path), "--icc", "0.2"], "--icc"),
         ([str(tmp_path), "--icc", "0"], "--icc"),
