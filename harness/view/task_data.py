@@ -170,6 +170,8 @@ class TaskData:
         record = self._with_text(record)
         if not isinstance(record.get("prompt"), str):  # no copy in the journal: the sample log's, if any
             record = {**self._sample_log_fields(doc_id), **record}
+        if record.get("store_failed") and record.get("prompt") == "":  # a log written from that store: no text either
+            record = {k: v for k, v in record.items() if k != "prompt"}
         if sent_record(record) is not None:  # what the backend sent, recorded: shown as it is
             return self._as_sent(doc_id, record, header)
         logged = record.get("prompt")
@@ -199,6 +201,8 @@ class TaskData:
         source = "rebuilt from the verified build " + str(
             self.run.run.get("datasets", {}).get(self.run.task, {}).get("location", "")
         )
+        if record.get("store_failed"):
+            source += " (the journal's prompt store holds this sample's text, but it fails its check: altered or cut)"
         prompt = Prompt(turns, source, matches, task.target(doc))
         if record.get("truncation") and isinstance(logged, str):  # what was sent: the truncated prompt
             cut = self._logged(record, None)
@@ -245,7 +249,10 @@ class TaskData:
                 store = contained(self.run.root, self.run.journal.with_name(prompts_name(self.run.journal.name)))
                 self._texts = PromptTexts.at(store) if store is not None else PromptTexts()
             text = self._texts.text(digest)
-        return record if text is None else {**record, "prompt": text, "stored": True}
+            failed = text is None and digest in self._texts.texts  # stored, but its chunks fail the hash or bound
+        if text is None:
+            return {**record, "store_failed": True} if failed else record
+        return {**record, "prompt": text, "stored": True}
 
     def _as_sent(self, doc_id: int, record: dict[str, object], header: dict[str, object] | None) -> Prompt:
         """The request as the backend sent it (`harness.sent`), from its record: its text as it is, then its images by
@@ -293,6 +300,8 @@ class TaskData:
         else:
             where = "the journal's prompt store" if record.get("stored") else "the journal (--log_samples)"
         source = f"{where}: the request as the backend sent it"
+        if record.get("store_failed"):
+            source += " (the journal's prompt store holds it too, but its copy fails its check)"
         if record.get("truncation"):  # said, so that no verdict is not read as an unchecked one
             source += ", cut by the task's truncation rule (not the build's row, so not compared with it)"
         return Prompt([turn], source, matches, gold, problem)

@@ -363,3 +363,19 @@ def test_a_truncation_the_journal_garbles_leaves_the_sample_page_a_page(results:
     (model,) = {p.parent.name for p in results.rglob("results_*.json")}
     page = view_client(results).get("/sample", params={"model": model, "task": TASK, "id": sample["sample_id"]})
     assert page.status_code == 200 and "not an object" in page.text
+
+
+def test_a_prompt_store_that_fails_its_check_is_said_on_the_sample_page(results: Path) -> None:
+    """Every chunk of the run's prompt store replaced by a zlib bomb: the sample page shows the prompt rebuilt from the
+    verified build and says the store's copy fails its check (issue 77, item 1)."""
+    import base64
+    import zlib
+
+    folder = model_folder(results)
+    (store,) = folder.glob(f"prompts_{TASK}.jsonl")
+    bomb = base64.b64encode(zlib.compress(b"\0" * (64 << 20))).decode()
+    lines = [json.loads(line) for line in store.read_text().splitlines()]
+    store.write_text("".join(json.dumps({**r, "zlib": bomb} if "chunk" in r else r) + "\n" for r in lines))
+    page = view_client(results).get("/sample", params={"model": folder.name, "task": TASK, "id": _sample_id(folder)})
+    assert page.status_code == 200
+    assert "the journal&#39;s prompt store holds this sample&#39;s text, but it fails its check" in page.text
