@@ -60,12 +60,13 @@ test-fast: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
 fuzz: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MMLONGEVAL_FUZZ=1 $(PY) -m pytest tests/fuzz -q -p no:cacheprovider
 
-# docs/backends.md's tables, written from the registries (scripts/docs_tables.py), and docs/schemas/, the JSON Schema
-# of each file the harness writes and of the build manifest (scripts/docs_schemas.py); a test fails where one is
-# stale.
+# docs/backends.md's tables, written from the registries (scripts/docs_tables.py), docs/schemas/, the JSON Schema
+# of each file the harness writes and of the build manifest (scripts/docs_schemas.py), and docs/ARCHITECTURE.md, the
+# harness's packages and which imports which (scripts/architecture.py); a test fails where one is stale.
 docs: $(STAMP)
 	$(PY) scripts/docs_tables.py
 	$(PY) scripts/docs_schemas.py
+	$(PY) scripts/architecture.py
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

@@ -1,4 +1,4 @@
-"""`--batch_size auto` on a GPU: a batch that runs out of CUDA memory is halved until one fits (`harness.models.scheduling.auto_batch`).
+"""`--batch_size auto` on a GPU: a batch that runs out of CUDA memory is halved until one fits (`harness.models.shared.scheduling.auto_batch`).
 
 A tiny random LLaVA with LLaVA-1.5's image shape (576 tokens an image) and eager attention (its attention matrix grows
 with batch x length^2) gets 64 requests of 8 images each (about 4.6K prompt tokens), with the process's share of GPU
@@ -59,7 +59,7 @@ def main() -> None:
 
     import torch
 
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
     from tests.support.tiny_llava import build_tiny_llava
 
     if not torch.cuda.is_available():

@@ -49,7 +49,7 @@ def child(tree: Path, data: Path, benchmark: str, images: bool) -> None:
     started = time.perf_counter()
     try:
         from harness.config.task_index import TaskIndex
-        from harness.running.task import Task
+        from harness.running.task.task import Task
     except ModuleNotFoundError:  # a baseline revision from before harness/ was grouped into subpackages
         from harness.task import Task
         from harness.task_index import TaskIndex

@@ -107,8 +107,8 @@ def pixel_memory(backend: type) -> Iterator[dict[str, float]]:
 def child(data: Path, model: Path, out: Path, task: str, threads: int, report: Path) -> None:
     """One harness run, in this process, traced and timed; its figures written to `report`."""
     import harness.running.cache as cache
-    from harness.cli import main
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
+    from harness.run.cli import main
 
     argv = [
         "--tasks",

@@ -197,8 +197,8 @@ def backend_ab(data: Path, model_dir: Path, n: int = 48, repeats: int = 3) -> di
     from PIL import Image
 
     from harness.config.task_index import TaskIndex
-    from harness.models.hf.model import HFModel
-    from harness.running.task import Task
+    from harness.models.backends.hf.model import HFModel
+    from harness.running.task.task import Task
 
     torch.set_num_threads(1)
     task = Task(TaskIndex().tasks["mmneedle_m10_n2_k1_pos"])

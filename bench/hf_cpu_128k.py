@@ -8,7 +8,7 @@ image resizing and patching), the model's `generate`, and the rest of the run (t
 building requests, journalling), with the backend's decoding of each image to PIL apart. The rows are written by `bench/true_length.py`'s writers (640 x 480 JPEGs for VH,
 392 x 392 for ICL) and built with the real builder. Qwen's whole processor needs torchvision, which the project's
 `.venv` lacks; there the backend runs with `processor=image_only` (Qwen's processor class and its image processor
-on the PIL backend, no video processor: `harness/models/hf_image_only.py`), the default of `--processor` where
+on the PIL backend, no video processor: `harness/models/shared/hf_image_only.py`), the default of `--processor` where
 torchvision cannot be imported.
 
     python scripts/make_tiny_qwen.py TINY_QWEN_DIR
@@ -64,9 +64,9 @@ def measure(model_dir: Path, work: Path, threads: int, processor_choice: str) ->
     from true_length import build
 
     from harness.config.task_index import TaskIndex
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
     from harness.running.runner import Runner, RunOptions
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     data, _ = build(work, 1, "release", [], dict(os.environ))  # PYTHONPATH: this checkout and its carried wheels
     index = TaskIndex([])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Report: a journal's size per 1,000 MMLongBench 128K rows, today's (`--baseline`, a commit before the prompt store)
 against this tree's, where every record holds the request as sent (issue 62 item 1: the text in the journal's prompt
-store, `harness.running.prompt_store`).
+store, `harness.running.journal.prompt_store`).
 
 Builds the length-true fixture's 128K configs (`--source fixture:full`, one config per category) and runs the
 `constant` baseline on them under each tree, with and without `--log_samples`: the baseline's record of what was sent
@@ -52,7 +52,7 @@ def baseline_tree(work: Path, rev: str) -> Path:
 
 def run(tree: Path, data: Path, out: Path, log_samples: bool) -> dict[str, int]:
     tasks = ",".join(f"mmlongbench_{config}" for config in CONFIGS)
-    command = [sys.executable, "-m", "harness.cli", "--model", "constant", "--model_args", "answer=x", "--tasks", tasks,
+    command = [sys.executable, "-m", "harness.run.cli", "--model", "constant", "--model_args", "answer=x", "--tasks", tasks,
                "--data_dir", str(data), "--output_path", str(out), "--no_progress", *(["--log_samples"] * log_samples)]  # fmt: skip
     # run from the tree: `python -m` puts the working folder first on the path
     subprocess.run(command, check=True, env={**ENV, "PYTHONPATH": str(tree)}, capture_output=True, cwd=tree)
@@ -66,7 +66,7 @@ def run(tree: Path, data: Path, out: Path, log_samples: bool) -> dict[str, int]:
     images = ("sent_images", "image_sha256", "image_sizes", "effective_image_sizes")
     found["image_fields"] = sum(len(json.dumps(r[k])) for r in records for k in images if k in r)
     if log_samples and tree == ROOT:  # what the texts are, whole: raw, and each compressed alone (no shared chunks)
-        from harness.running.prompt_store import PromptTexts
+        from harness.running.journal.prompt_store import PromptTexts
 
         stores = [PromptTexts.at(p) for p in out.rglob("prompts_*.jsonl")]
         whole = [(store.text(d) or "").encode() for store in stores for d in store.texts]

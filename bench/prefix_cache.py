@@ -16,7 +16,7 @@ token budget first, so with long prompts a request's prefill ends before the nex
 that prefills several at once shares less, so these figures are an upper bound for each order.
 
 Orders: `dataset` (tasks in turn, rows in dataset order), `length` (the runner without the cache order: each task
-long first, tasks in turn), `cache` (`harness.models.scheduling.prefix_order.cache_order` over every task's requests together,
+long first, tasks in turn), `cache` (`harness.models.shared.scheduling.prefix_order.cache_order` over every task's requests together,
 as `Runner.run_together` hands them to vLLM: the longest request first, then each group of requests sharing a prefix
 short to long), and `cache, grow=False` (`cache_order(..., grow=False)`, the group order before: each group
 from its longest length down).
@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 from harness.api import ImagePart, Request  # noqa: E402
-from harness.models.scheduling.prefix_order import cache_order, prompt_key  # noqa: E402
+from harness.models.shared.scheduling.prefix_order import cache_order, prompt_key  # noqa: E402
 
 # A cache the size of an H100's KV for a 7B VLM (Qwen2.5-VL-7B) under vLLM's gpu_memory_utilization 0.9:
 KV_BYTES_PER_TOKEN = 2 * 28 * 4 * 128 * 2  # K and V x 28 layers x 4 KV heads x head dim 128 x bf16 = 57,344 B
@@ -144,7 +144,7 @@ class Prompt:
 def load_prompts(data: Path, tasks: Sequence[str], block: int) -> list[Prompt]:
     """Every row of each task as the runner builds its request (task order, dataset order)."""
     from harness.config.task_index import TaskIndex
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     index = TaskIndex()
     prompts = []

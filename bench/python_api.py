@@ -55,7 +55,7 @@ def main() -> None:
             [
                 python,
                 "-c",
-                "import sys; from harness.cli import main; sys.exit(main())",
+                "import sys; from harness.run.cli import main; sys.exit(main())",
                 "--tasks",
                 TASKS,
                 "--model",

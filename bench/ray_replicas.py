@@ -1,4 +1,4 @@
-"""Replicas on Ray (`harness.models.replicas`) against one process: throughput of the tiny hf model, Ray's overhead
+"""Replicas on Ray (`harness.models.backends.replicas`) against one process: throughput of the tiny hf model, Ray's overhead
 per batch with `random`, and the bytes a 128K MMLongBench row costs to send to a replica by each image route.
 
     PYTHONPATH=. HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nice python bench/ray_replicas.py --out /tmp/ray_bench
@@ -186,8 +186,8 @@ def row_bytes(data: Path, limit: int) -> dict[str, Any]:
     import ray.cloudpickle as cloudpickle
 
     from harness.config.task_index import TaskIndex
-    from harness.models.replicas.wire import Wire
-    from harness.running.task import Task
+    from harness.models.backends.replicas.wire import Wire
+    from harness.running.task.task import Task
 
     index = TaskIndex([])
     names = [n for n in sorted(index.tasks) if n.startswith("mmlongbench_") and n.endswith("_128k")]

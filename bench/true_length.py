@@ -83,7 +83,7 @@ HARNESS_REPORTING_PEAK = (
     "    hwm = [line for line in open('/proc/self/status') if line.startswith('VmHWM')][0].split()[1]\n"
     f"    sys.stderr.write('\\n{PEAK_MARK} ' + hwm + '\\n')\n"
     "atexit.register(peak)\n"
-    "from harness.cli import main\n"
+    "from harness.run.cli import main\n"
     "main()\n"
 )
 
@@ -189,7 +189,7 @@ def per_row_images(data: Path, tasks: list[str], per_task: int = 2) -> dict[str,
     each task."""
     from harness.config.task_index import TaskIndex
     from harness.inputs.integrity import image_problem, release_mapped_pages
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     index = TaskIndex([])
     names = [n for name in tasks for n in (index.select([name]).tasks)]

@@ -5,7 +5,7 @@ table, a sample page and four requests at once, timed against the real server, w
 The results folder is made by real runs: MMNeedle's synthetic build (the real builder, configs m1_n2_k1 and m1_n2_k5,
 12 rows a set), the `random` and `constant` baselines run on its two positive tasks by `harness`. Then each model's
 journal of `mmneedle_m1_n2_k1_pos` is grown to --samples sample records, written by the journal's own line writer
-(`harness.running.journal.record_line`): the run's records repeated under new sample ids (`<id>-<i>`), their cluster
+(`harness.running.journal.journal_file.record_line`): the run's records repeated under new sample ids (`<id>-<i>`), their cluster
 keys suffixed the same way (an item stays the size it is in the build), doc ids as they are (so every row's prompt
 and axes are read from the build).
 
@@ -47,8 +47,8 @@ MODELS = ("random", "constant")
 def make_results(work: Path, samples: int) -> Path:
     """The results folder of the two baselines, their K = 1 journals grown to `samples` records."""
     from builders.mmneedle import build_mmneedle
-    from harness.cli import main
-    from harness.running.journal import SampleRecord, record_line
+    from harness.run.cli import main
+    from harness.running.journal.journal_file import SampleRecord, record_line
 
     data, results = work / "data", work / "results"
     if (results / "constant" / f"journal_{K1}.jsonl").exists():
@@ -107,7 +107,7 @@ class Viewer:
 BUILD_ALONE = """
 import sys, time
 from pathlib import Path
-from harness.view.sample_index import build_index
+from harness.view.samples.sample_index import build_index
 start = time.perf_counter()
 index = build_index(Path(sys.argv[1]), sys.argv[2])
 seconds = time.perf_counter() - start

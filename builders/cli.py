@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from builders.core import contract
-from builders.core.benchmark import Benchmark, benchmark_names, load_benchmark, select_configs
+from builders.core.benchmark import BuilderSpec, benchmark_names, load_benchmark, select_configs
 from builders.core.contract import REQUIRED, add_flags, option, switch
 from builders.core.errors import BuildError
 from builders.core.options import EVERY_BUILD, BenchmarkOptions, BuildOptions
@@ -83,7 +83,7 @@ def _parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     return parser, build
 
 
-def build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
+def build_parser(benchmark: BuilderSpec) -> argparse.ArgumentParser:
     """`builders build NAME`'s options: those every build takes, then the benchmark's own (its options' fields)."""
     parser = CommandParser(prog=f"builders build {benchmark.name}", description=benchmark.summary)
     count = len(benchmark.configs())

@@ -1,5 +1,5 @@
 """`python -m harness ...`: the `harness` command, for an environment whose scripts folder is not on PATH."""
 
-from harness.cli import entry
+from harness.run.cli import entry
 
 entry()

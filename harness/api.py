@@ -25,7 +25,7 @@ from harness.fit_context import FitContext
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
 from harness.sent import CacheAsked, RoundTripRecord, Sent
 
-# A sample's status, as its journal record keeps it (`harness.running.journal`).
+# A sample's status, as its journal record keeps it (`harness.running.journal.journal_file`).
 Status = Literal["ok", "empty", "over_length", "too_many_images", "invalid_input", "refused", "error"]
 OK: Status = "ok"
 EMPTY: Status = "empty"  # an empty answer: scored as the official scorers do (a wrong answer), and counted
@@ -259,7 +259,7 @@ class ModelFacts:
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
     batch_size: int = 1  # requests per `generate` call with the default `batches`
     chat_template: str | None = None  # the template prompts are rendered with, when the backend renders them
-    # The order pending requests run in (`harness.models.scheduling.prefix_order`): "length", long first; "cache",
+    # The order pending requests run in (`harness.models.shared.scheduling.prefix_order`): "length", long first; "cache",
     # requests sharing a prompt prefix together, for an engine with a prefix cache. It never changes an answer.
     request_order: str = "length"
     # Whether the runner gives it every task's pending requests as one sequence (`Runner.run_together`): for an
@@ -278,7 +278,7 @@ class Model(abc.ABC):
     """A backend. Subclasses register with `@register_model("name", ...)`.
 
     `from_args` receives the parsed `--model_args` (strings) plus runner settings; backends parse
-    them with `harness.models.args.settings_from_args` and raise `ValueError` naming the bad argument.
+    them with `harness.models.facts.args.settings_from_args` and raise `ValueError` naming the bad argument.
 
     What the runner reads from a backend is declared here, with defaults meaning "no limit" or
     "nothing to do": its `facts` (`ModelFacts`: limits, batching, how it is run; a backend sets `_facts`),
@@ -330,7 +330,7 @@ class Model(abc.ABC):
 
     def fit_batch_size(self, start: int) -> str | None:
         """`--batch_size auto`: search for the largest batch that fits in device memory, from `start` requests down
-        (`harness.models.scheduling.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
+        (`harness.models.shared.scheduling.auto_batch`). None when this backend searches; else one line on why the flag means nothing here."""
         return (
             f"{self.name} pads no batch in device memory (vLLM and API servers schedule their own batches, "
             "baselines compute nothing), so it batches as it always does"

@@ -44,7 +44,7 @@ class SentRecord(TypedDict):
 
 class CacheAsked(TypedDict, total=False):
     """What a backend asked of its provider's prompt cache for one request, beside the prompt (the model is given the
-    same prompt either way; `harness.models.api_client.prompt_cache`): how (`cache_control` breakpoints, a
+    same prompt either way; `harness.models.shared.api_client.prompt_cache`): how (`cache_control` breakpoints, a
     `prompt_cache_key`, the provider's implicit cache), each marked prefix's tokens as the planner weighs them, and the
     key it was sent under."""
 

@@ -22,12 +22,12 @@ import sys
 from collections import Counter
 
 from builders.core import contract
-from harness.models.hf.model import HFModel
+from harness.models.backends.hf.model import HFModel
 from harness.row_tokens import prompt_tokens as rows_prompt_tokens
-from harness.run_arguments import parse_options
-from harness.run_models import run_policies
-from harness.run_plan import plan_run
-from harness.running.task_requests import RowProblem
+from harness.run.arguments import parse_options
+from harness.run.models import run_policies
+from harness.run.plan import plan_run
+from harness.running.task.requests import RowProblem
 
 
 def main(argv: list[str]) -> int:
@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
                 screen = model.prompt_tokens(request)
                 rows = rows_prompt_tokens(request, model.facts.max_pixels)
                 # The images' own sizes, as the row records them: the batch may hand the processor images it scaled first
-                # (`harness.models.hf.presize`, proven to give the same pixels), whose sizes say nothing of the rule.
+                # (`harness.models.backends.hf.presize`, proven to give the same pixels), whose sizes say nothing of the rule.
                 sizes = [
                     (ref.width or im.width, ref.height or im.height)
                     for ref, im in zip(request.images, images, strict=True)

@@ -20,9 +20,9 @@ def schemas() -> dict[str, str]:
     """Each documented file's schema by its name in docs/schemas/."""
     from builders.core import contract
     from harness import schema
-    from harness.outputs.results_file import ResultsFile
-    from harness.running.journal import JournalHeader, SampleRecord
-    from harness.running.sample_log import SampleLogLine
+    from harness.outputs.results.results_file import ResultsFile
+    from harness.running.journal.journal_file import JournalHeader, SampleRecord
+    from harness.running.journal.sample_log import SampleLogLine
 
     declarations: dict[str, type] = {
         "journal_header": JournalHeader,

@@ -2,7 +2,7 @@
 
 Each table sits between `<!-- make docs: KIND [BENCHMARK] -->` and `<!-- end make docs -->`; this script rewrites what
 is between them and leaves the prose around them as it is. A benchmark that declares paper models
-(`harness.models.paper_models.papers`) and has no table on the page yet gets a section of its own, before "## A
+(`harness.models.facts.paper_models.papers`) and has no table on the page yet gets a section of its own, before "## A
 checkpoint without an alias". `--check` writes nothing and fails where the page differs (the test runs that).
 
     python scripts/docs_tables.py [--check] [PAGE]
@@ -24,7 +24,7 @@ NEW_SECTIONS_BEFORE = "\n## A checkpoint without an alias"
 
 def _paper_tables() -> dict[str, object]:
     from harness.models.aliases import index_benchmarks
-    from harness.models.paper_models import papers
+    from harness.models.facts.paper_models import papers
 
     return {benchmark.name: table for benchmark, table in papers(index_benchmarks())}
 
@@ -83,8 +83,8 @@ def never_run() -> list[str]:
 def api_never_run() -> list[str]:
     """Each API alias no paper ran: the model it serves, its backend, its family and its dated price."""
     from harness.models.aliases import ALIASES
+    from harness.models.facts.pricing import PriceTable
     from harness.models.families import family_of_api_name
-    from harness.models.pricing import PriceTable
 
     prices = PriceTable.load()
     header = "| alias | model served | backend | family rule | price per 1M tokens in / out (entry, as of) |"

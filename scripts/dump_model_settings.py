@@ -53,7 +53,7 @@ def _model_layer() -> tuple[Any, Any, Any, Any]:
     """(alias names, resolve(name, given, task_names) -> (backend, args, alias), policy(alias, task), info(alias)),
     from whichever layout the checkout has."""
     from harness.models.aliases import ALIASES, alias_policy, index_benchmarks, resolve, task_benchmarks
-    from harness.run_config import alias_info
+    from harness.run.results_config import alias_info
 
     def resolved(name: str, given: dict[str, str], task_names: list[str]) -> Any:
         return resolve(name, given, task_benchmarks(task_names))
@@ -91,7 +91,7 @@ def request_record(request: Any) -> dict[str, Any]:
 
 def render_hf(args: dict[str, str], request: Any, processors: dict[str, Any]) -> dict[str, Any]:
     from harness.models.families import style_named
-    from harness.models.hf_counting import ProcessorCount
+    from harness.models.shared.hf_counting import ProcessorCount
     from tests.support import family_processors
 
     style = args.get("prompt_style", "default")
@@ -107,7 +107,7 @@ def render_hf(args: dict[str, str], request: Any, processors: dict[str, Any]) ->
 
 
 def render_api(args: dict[str, str], request: Any) -> list[dict[str, Any]]:
-    from harness.models.openai_chat.wire import build_messages
+    from harness.models.backends.openai_chat.wire import build_messages
 
     detail = dict(request.processor_kwargs).get("image_detail", args.get("image_detail"))
     prefill = args.get("continue_final_message") == "true"
@@ -130,7 +130,7 @@ def render_api(args: dict[str, str], request: Any) -> list[dict[str, Any]]:
 
 def first_requests(data_dir: Path) -> dict[str, Any]:
     from harness.config.task_index import TaskIndex
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     index = TaskIndex()
     out = {}
@@ -154,7 +154,7 @@ def dump(data_dir: Path) -> dict[str, Any]:
     processors: dict[str, Any] = {}
     out: dict[str, Any] = {"aliases": {}}
     listing = io.StringIO()
-    from harness.cli import main
+    from harness.run.cli import main
 
     with contextlib.redirect_stdout(listing), contextlib.suppress(SystemExit):
         main(["models"])

@@ -68,10 +68,11 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "gpu_check: $*" >&2; exit 2; }
 
-for cli in harness builders; do
+for entry in harness:harness.run.cli builders:builders.cli; do
+  cli="${entry%%:*}" module="${entry#*:}"
   if ! command -v "$cli" >/dev/null; then
-    "$PYTHON" -c "import $cli.cli" 2>/dev/null || die "the '$cli' command is not installed (pip install -e '.[hf,vllm]')"
-    eval "$cli() { \"\$PYTHON\" -c 'import sys; from $cli.cli import main; sys.exit(main())' \"\$@\"; }"
+    "$PYTHON" -c "import $module" 2>/dev/null || die "the '$cli' command is not installed (pip install -e '.[hf,vllm]')"
+    eval "$cli() { \"\$PYTHON\" -c 'import sys; from $module import main; sys.exit(main())' \"\$@\"; }"
   fi
 done
 runs() { case " $BACKENDS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }

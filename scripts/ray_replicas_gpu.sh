@@ -26,10 +26,11 @@ PYTHON="${PYTHON:-python}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 die() { echo "ray_replicas_gpu: $*" >&2; exit 2; }
-for cli in harness builders; do
+for entry in harness:harness.run.cli builders:builders.cli; do
+  cli="${entry%%:*}" module="${entry#*:}"
   if ! command -v "$cli" >/dev/null; then
-    "$PYTHON" -c "import $cli.cli" 2>/dev/null || die "the '$cli' command is not installed (pip install -e '.[hf,vllm,ray]')"
-    eval "$cli() { \"\$PYTHON\" -c 'import sys; from $cli.cli import main; sys.exit(main())' \"\$@\"; }"
+    "$PYTHON" -c "import $module" 2>/dev/null || die "the '$cli' command is not installed (pip install -e '.[hf,vllm,ray]')"
+    eval "$cli() { \"\$PYTHON\" -c 'import sys; from $module import main; sys.exit(main())' \"\$@\"; }"
   fi
 done
 "$PYTHON" -c "import ray" 2>/dev/null || die "ray is not importable by $PYTHON (pip install -e '.[ray]')"

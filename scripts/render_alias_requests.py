@@ -37,7 +37,7 @@ TASKS = {
 def first_request(data_dir: Path, task_name: str, policy: Any) -> Any:
     from harness.config.task_index import TaskIndex
     from harness.inputs.input_policy import apply_policy
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex().tasks[task_name])
     task.load(data_dir, 1)
@@ -47,7 +47,7 @@ def first_request(data_dir: Path, task_name: str, policy: Any) -> Any:
 
 def render_model(args: dict[str, str], request: Any, online: bool, chars: int, backend: str = "hf") -> str:
     from harness.models.families import style_named
-    from harness.models.hf_counting import ProcessorCount
+    from harness.models.shared.hf_counting import ProcessorCount
 
     count = ProcessorCount.load(
         args["pretrained"],
@@ -77,7 +77,7 @@ def render_model(args: dict[str, str], request: Any, online: bool, chars: int, b
 
 
 def render_api(args: dict[str, str], request: Any) -> str:
-    from harness.models.openai_chat.wire import build_messages
+    from harness.models.backends.openai_chat.wire import build_messages
 
     detail = dict(request.processor_kwargs).get("image_detail", args.get("image_detail"))
     prefill = args.get("continue_final_message") == "true"

@@ -55,7 +55,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 die() { echo "sglang_check: $*" >&2; exit 2; }
 runs() { case " $BACKENDS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 # The harness and builders commands of one environment (an installed package or a checkout on PYTHONPATH).
-cli() { local python="$1" module="$2"; shift 2; "$python" -c "import sys; from $module.cli import main; sys.exit(main())" "$@"; }
+# the command's module: builders.cli, harness.run.cli
+cli() { local python="$1" module="$2.cli"; shift 2; [[ $module == harness.cli ]] && module=harness.run.cli
+  "$python" -c "import sys; from $module import main; sys.exit(main())" "$@"; }
 
 runs vllm || runs sglang || die "SGLANG_CHECK_BACKENDS must name vllm, sglang or both, not '$BACKENDS'"
 command -v nvidia-smi >/dev/null || die "no nvidia-smi: this check needs an NVIDIA GPU"
@@ -63,7 +65,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || die "nvidi
 for backend in vllm sglang; do
   if runs "$backend"; then
     python_var="${backend^^}_PYTHON"
-    "${!python_var}" -c "import $backend, harness.cli" 2>/dev/null \
+    "${!python_var}" -c "import $backend, harness.run.cli" 2>/dev/null \
       || die "$backend or the harness is not importable by ${!python_var} (pip install -e '.[$backend]' there)"
   fi
 done

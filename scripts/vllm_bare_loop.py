@@ -11,7 +11,7 @@ named twice shows what running on a fresh engine costs against a warm one. Besid
 (`--ours`), it reports samples/s of both, whether each sample got the same answer, whether vLLM saw the same prompt
 length (`len(output.prompt_token_ids)`) both ways, how many prompt tokens vLLM's prefix cache served
 (`num_cached_tokens`) and how many tokens each side generated, and, sample by sample, the backend's screen count (its processor
-count, `harness.models.engine_count.EngineCount`) against that length: here for every sample sent, from our run's journal for ours.
+count, `harness.models.shared.engine_count.EngineCount`) against that length: here for every sample sent, from our run's journal for ours.
 
     python scripts/vllm_bare_loop.py --tasks T1,T2 --model_args pretrained=CKPT,max_model_len=N --data_dir DATA \
         --json bare.json [--ours RUN_DIR --ours_exclude ENGINE_SECONDS] [--out bare.md] [--passes one_call,per_task]
@@ -38,17 +38,17 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImagePart, Request, TextPart
-from harness.models.engine_count import EngineCount
-from harness.models.scheduling.batching import plan_batches
-from harness.models.scheduling.prefix_order import cache_order, prompt_key, task_order
-from harness.models.vllm_engine.backend import fallback_template
-from harness.models.vllm_engine.image_limit import ImageProfile, engine_limit, image_count
-from harness.models.vllm_engine.requests import sampling_kwargs, screen_request
-from harness.models.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
-from harness.run_arguments import parse_options
-from harness.run_models import run_policies
-from harness.run_plan import plan_run
-from harness.running.task_requests import RowProblem
+from harness.models.backends.vllm_engine.backend import fallback_template
+from harness.models.backends.vllm_engine.image_limit import ImageProfile, engine_limit, image_count
+from harness.models.backends.vllm_engine.requests import sampling_kwargs, screen_request
+from harness.models.backends.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
+from harness.models.shared.engine_count import EngineCount
+from harness.models.shared.scheduling.batching import plan_batches
+from harness.models.shared.scheduling.prefix_order import cache_order, prompt_key, task_order
+from harness.run.arguments import parse_options
+from harness.run.models import run_policies
+from harness.run.plan import plan_run
+from harness.running.task.requests import RowProblem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_backends import load_run, throughput  # noqa: E402
@@ -112,7 +112,7 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
 
 
 def bare_prompt(processor: Any, request: Request, template: str | None) -> str:
-    """The prompt text as the harness renders a plain vllm run's (`harness.models.prompt_style`, "default"): the chat,
+    """The prompt text as the harness renders a plain vllm run's (`harness.models.facts.prompt_style`, "default"): the chat,
     its assistant prefix a final assistant message the template continues (`continue_final_message`), as
     MMLongBench's wrappers prefill."""
     messages = chat_messages(request)

@@ -50,7 +50,7 @@ PREFIX_ARGS="pretrained=$W/prefix/tiny-qwen,max_model_len=$PREFIX_CONTEXT,gpu_me
 export GPU_CHECK_BACKENDS=vllm GPU_CHECK_MIN_AGREEMENT=0 GPU_CHECK_REUSE_DATA=1
 
 builders() { "$PYTHON" -c 'import sys; from builders.cli import main; sys.exit(main())' "$@"; }
-harness() { "$PYTHON" -c 'import sys; from harness.cli import main; sys.exit(main())' "$@"; }
+harness() { "$PYTHON" -c 'import sys; from harness.run.cli import main; sys.exit(main())' "$@"; }
 wanted() { [ "$STEPS" = "  " ] || [[ "$STEPS" == *" $1 "* ]]; }
 step() {  # name, command...: its output to W/name.log, its exit code to W/status (only the steps asked for)
   local name="$1"; shift

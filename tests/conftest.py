@@ -60,7 +60,7 @@ def isolated_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def ray_cluster(isolated_hash_cache: None) -> Iterator[object]:
-    """A local Ray cluster for the tests of model replicas (`harness.models.replicas`), started once per session (per
+    """A local Ray cluster for the tests of model replicas (`harness.models.backends.replicas`), started once per session (per
     pytest-xdist worker) with 4 logical CPUs. Its workers import this tree and the tests' helper modules
     (`tests.support.fake_vllm`) through PYTHONPATH, and share the session's hash cache. A run in this process joins it (and
     leaves it running)."""

@@ -44,7 +44,7 @@ def project_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run(root: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """`harness ARGV` in the copy at `root`, in a child process."""
-    return run_in_copy(root, tmp_path, "harness.cli", *argv)
+    return run_in_copy(root, tmp_path, "harness.run.cli", *argv)
 
 
 @pytest.mark.slow  # copies the project, then runs, screens and reports in child processes

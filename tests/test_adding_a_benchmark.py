@@ -61,11 +61,13 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
     )
     assert bad.returncode == 2 and "unknown config(s) triangles; valid: colors, pairs" in bad.stderr
 
-    ls = run_in_copy(project_copy, tmp_path, "harness.cli", "ls")
+    ls = run_in_copy(project_copy, tmp_path, "harness.run.cli", "ls")
     assert ls.returncode == 0 and "toy_colors" in ls.stdout and "toy_pairs" in ls.stdout
     # The harness names the missing config's build as the user's own, and that command adds it to the build.
     constant = ["--tasks", "toy", "--model", "constant", "--data_dir", str(data)]
-    missing = run_in_copy(project_copy, tmp_path, "harness.cli", *constant, "--output_path", str(tmp_path / "never"))
+    missing = run_in_copy(
+        project_copy, tmp_path, "harness.run.cli", *constant, "--output_path", str(tmp_path / "never")
+    )
     assert missing.returncode == 2
     hint = missing.stderr.split("build it with: ")[1].splitlines()[0]
     assert hint == f"builders build toy --rows 4 --configs colors --out {data}"
@@ -83,14 +85,14 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
 
     out = tmp_path / "results"
     argv = [*constant, "--model_args", "answer=no", "--output_path", str(out), "--no_progress"]
-    evaluated = run_in_copy(project_copy, tmp_path, "harness.cli", *argv)
+    evaluated = run_in_copy(project_copy, tmp_path, "harness.run.cli", *argv)
     assert evaluated.returncode == 0, evaluated.stderr
     (results_file,) = (out / "constant").glob("results_*.json")
     results = json.loads(results_file.read_text())
     # colors: no row says "no"; pairs of 4 rows: rows 1-3 show two colours.
     assert results["results"]["toy_pairs"]["acc,none"] == 0.75 and results["results"]["toy_colors"]["acc,none"] == 0.0
     assert results["groups"]["toy"]["acc,none"] == 0.375
-    report = run_in_copy(project_copy, tmp_path, "harness.cli", "report", str(out))
+    report = run_in_copy(project_copy, tmp_path, "harness.run.cli", "report", str(out))
     assert report.returncode == 0, report.stderr
     assert "| toy_pairs | 1.0 | 4 | 0 | acc | 0.7500 |" in (out / "report.md").read_text()
     the_papers_models(project_copy, tmp_path, data)
@@ -99,7 +101,7 @@ def test_a_new_benchmark_needs_only_its_own_files(project_copy: Path, tmp_path: 
 def the_papers_models(project_copy: Path, tmp_path: Path, data: Path) -> None:
     """The toy paper's models, declared in its task folder alone: `harness models` lists them, and its GPT-4o runs as
     the paper ran it (detail low on every image, the pairs' squares halved), recorded in the results."""
-    listed = run_in_copy(project_copy, tmp_path, "harness.cli", "models")
+    listed = run_in_copy(project_copy, tmp_path, "harness.run.cli", "models")
     assert listed.returncode == 0, listed.stderr
     assert (
         'Toy "GPT-4o" (gpt-4o-2024-05-13) with image_detail=low: departs: the paper\'s own API client' in listed.stdout
@@ -111,7 +113,7 @@ def the_papers_models(project_copy: Path, tmp_path: Path, data: Path) -> None:
         out = tmp_path / "paper_run"
         os.environ["OPENAI_API_KEY"] = "sk-toy"  # the loopback server takes any key
         ran = run_in_copy(
-            project_copy, tmp_path, "harness.cli", "--tasks", "toy", "--model", "gpt-4o-2024-05-13",
+            project_copy, tmp_path, "harness.run.cli", "--tasks", "toy", "--model", "gpt-4o-2024-05-13",
             "--model_args", f"base_url={server.base_url}", "--data_dir", str(data), "--output_path", str(out),
             "--no_progress",
         )  # fmt: skip

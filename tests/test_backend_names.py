@@ -134,11 +134,15 @@ def test_the_check_lets_data_and_a_backends_own_package_pass(tmp_path: Path) -> 
         "harness/outputs/versions.py": 'PACKAGES = ("torch", "vllm")\n\ndef f():\n    return [p for p in PACKAGES]\n',
         "tasks/toy/utils.py": 'def f(doc):\n    return doc["answer"] == "yes"\n',
         # the backend's own package, and the registry, may compare
-        "harness/models/hf/settings.py": 'def f(backend):\n    return backend == "hf"\n',
+        "harness/models/backends/hf/settings.py": 'def f(backend):\n    return backend == "hf"\n',
         "harness/models/registry.py": 'def f(backend):\n    return backend in ("hf",)\n',
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    backends = {"hf": "harness.models.hf", "vllm": "harness.models.vllm_engine", "random": "harness.models.b.random"}
+    backends = {
+        "hf": "harness.models.backends.hf",
+        "vllm": "harness.models.backends.vllm_engine",
+        "random": "harness.models.b.random",
+    }
     assert backend_name_comparisons(tmp_path, backends, "harness.models.registry") == []

@@ -193,10 +193,10 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
         ),
         (
             {
-                "builders/locovqa/e.py": "def f():\n    from harness.execute import make_model\n",
-                "harness/execute.py": "",
+                "builders/locovqa/e.py": "def f():\n    from harness.run.execute import make_model\n",
+                "harness/run/execute.py": "",
             },
-            "builders/locovqa/e.py:2: builders.locovqa.e imports harness.execute",
+            "builders/locovqa/e.py:2: builders.locovqa.e imports harness.run.execute",
         ),
         (
             {"builders/locovqa/f.py": "from builders.mmneedle.images import T\n", "builders/mmneedle/images.py": ""},
@@ -217,10 +217,10 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
         # Inside the harness: a lower layer never imports a higher one, lazily or not.
         (
             {
-                "harness/models/hf.py": "def f():\n    from harness.running.batching import b\n",
+                "harness/models/backends/hf.py": "def f():\n    from harness.running.batching import b\n",
                 "harness/running/batching.py": "",
             },
-            "harness/models/hf.py:2: harness.models.hf imports harness.running.batching",
+            "harness/models/backends/hf.py:2: harness.models.backends.hf imports harness.running.batching",
         ),
         (
             {
@@ -231,18 +231,18 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
         ),
         (
             {
-                "harness/inputs/truncation.py": "from harness.running.sample_store import OK\n",
-                "harness/running/sample_store.py": "",
+                "harness/inputs/truncation.py": "from harness.running.journal.sample_store import OK\n",
+                "harness/running/journal/sample_store.py": "",
             },
-            "harness/inputs/truncation.py:1: harness.inputs.truncation imports harness.running.sample_store",
+            "harness/inputs/truncation.py:1: harness.inputs.truncation imports harness.running.journal.sample_store",
         ),
         (
             {"harness/api.py": "def f():\n    from harness.inputs.images import g\n", "harness/inputs/images.py": ""},
             "harness/api.py:2: harness.api imports harness.inputs.images",
         ),
         (
-            {"harness/outputs/results.py": "from harness.cli import c\n", "harness/cli.py": ""},
-            "harness/outputs/results.py:1: harness.outputs.results imports harness.cli",
+            {"harness/outputs/results/results.py": "from harness.run.cli import c\n", "harness/run/cli.py": ""},
+            "harness/outputs/results/results.py:1: harness.outputs.results.results imports harness.run.cli",
         ),
         (
             {"harness/config/task_index.py": "from harness.view.app import a\n", "harness/view/app.py": ""},
@@ -266,12 +266,12 @@ def test_the_layer_check_lets_the_allowed_imports_pass(tmp_path: Path) -> None:
             "harness/inputs/data.py": "from builders.core import contract\nfrom harness.config import task_config\n",
             "harness/config/task_config.py": "from harness.errors import E\n",
             "harness/errors.py": "",
-            "harness/running/runner.py": "from harness.models.scheduling import prefix_order\nfrom harness.api import OK\n",
-            "harness/models/scheduling/prefix_order.py": "",
+            "harness/running/runner.py": "from harness.models.shared.scheduling import prefix_order\nfrom harness.api import OK\n",
+            "harness/models/shared/scheduling/prefix_order.py": "",
             "harness/api.py": "from harness.row_tokens import t\n",
             "harness/row_tokens.py": "",
-            "harness/cli.py": "from harness.outputs import report\n",
-            "harness/outputs/report.py": "",
+            "harness/run/cli.py": "from harness.outputs import report\n",
+            "harness/outputs/report/report_md.py": "",
             "tasks/milebench/scoring.py": "from builders.milebench.gold import g\nfrom harness.inputs.data import d\n"
             "from . import utils\nfrom builders.core.contract import X\n",
             "tasks/milebench/utils.py": "",
@@ -287,12 +287,12 @@ def test_the_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path: Path) -> 
             "harness/api.py": "def f():\n    from harness.inputs.images import g\n",
             "harness/inputs/images.py": "from harness.api import Request\n",
             "harness/running/judge.py": "from harness.running.runner import r\n",
-            "harness/running/runner.py": "from harness.running.task import t\n",
-            "harness/running/task.py": "import harness.running.judge\n",
+            "harness/running/runner.py": "from harness.running.task.task import t\n",
+            "harness/running/task/task.py": "import harness.running.judge\n",
             "harness/leaf.py": "from harness.api import x\n",
         },
     )
     assert import_cycles(root) == [
         ["harness.api", "harness.inputs.images"],
-        ["harness.running.judge", "harness.running.runner", "harness.running.task"],
+        ["harness.running.judge", "harness.running.runner", "harness.running.task.task"],
     ]

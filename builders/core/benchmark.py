@@ -1,6 +1,6 @@
 """What `builders` needs of a benchmark, and where it finds them.
 
-A benchmark is a package `builders/<name>/` whose `__init__` exposes `BENCHMARK`, a `Benchmark`. Packages are
+A benchmark is a package `builders/<name>/` whose `__init__` exposes `BENCHMARK`, a `BuilderSpec`. Packages are
 found by listing the `builders` folder (nothing is imported until a benchmark is asked for), the way `datasets`
 keeps its packaged builders and lm-eval its models: adding a benchmark adds a folder and edits nothing here.
 """
@@ -26,7 +26,7 @@ def rows_built(info: Mapping[str, object]) -> str:
 
 
 @dataclass(frozen=True)
-class Benchmark:
+class BuilderSpec:
     """What `builders` knows of a benchmark: its build (whose options dataclass makes its flags), one line for
     `builders list`, its configs, and what `builders build` says of a built config."""
 
@@ -79,14 +79,14 @@ def benchmark_names() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(builders.__path__) if m.ispkg and m.name not in NOT_BENCHMARKS)
 
 
-def load_benchmark(name: str) -> Benchmark:
+def load_benchmark(name: str) -> BuilderSpec:
     names = benchmark_names()
     if name not in names:
         raise BuildError(f"unknown benchmark {name!r}; known: {', '.join(names)}")
     module = importlib.import_module(f"builders.{name}")
     benchmark = getattr(module, "BENCHMARK", None)
-    if not isinstance(benchmark, Benchmark):
-        raise TypeError(f"builders.{name} must expose BENCHMARK, a builders.core.benchmark.Benchmark")
+    if not isinstance(benchmark, BuilderSpec):
+        raise TypeError(f"builders.{name} must expose BENCHMARK, a builders.core.benchmark.BuilderSpec")
     if benchmark.name != name:
         raise TypeError(f"builders.{name}.BENCHMARK is named {benchmark.name!r}; it must be named after its folder")
     return benchmark

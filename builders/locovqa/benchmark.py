@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from builders.core.benchmark import Benchmark
+from builders.core.benchmark import BuilderSpec
 from builders.locovqa.build import LocoVqaBuild
 from builders.locovqa.configs import CONFIGS, TASK_TITLES, parse_config
 
@@ -19,7 +19,7 @@ def _accepts_config(name: str) -> bool:
     return parse_config(name) is not None
 
 
-BENCHMARK = Benchmark(
+BENCHMARK = BuilderSpec(
     LocoVqaBuild,
     summary="a content image among 0-35 distractors, composed (cmp) or interleaved (int): OK-VQA, MMStar, MNIST",
     config_lines={name: f"{TASK_TITLES[cfg.task]}, {cfg.mode}, {cfg.length} image(s)" for name, cfg in CONFIGS.items()},

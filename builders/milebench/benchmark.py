@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from builders.core.benchmark import Benchmark
+from builders.core.benchmark import BuilderSpec
 from builders.milebench.build import MileBenchBuild
 from builders.milebench.subsets import ADV, COMBINED, CONFIGS
 
@@ -19,7 +19,7 @@ def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"
 
 
-BENCHMARK = Benchmark(
+BENCHMARK = BuilderSpec(
     MileBenchBuild,
     summary="29 multi-image subsets (realistic, diagnostic), interleaved, combined into one image, adversarial",
     config_lines={name: _config_line(name) for name in CONFIGS},

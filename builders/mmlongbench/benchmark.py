@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from builders.core.benchmark import Benchmark
+from builders.core.benchmark import BuilderSpec
 from builders.mmlongbench.build import MMLongBenchBuild
 from builders.mmlongbench.leaves import BUILDABLE_CONFIGS, V1_1, VLMEVALKIT, Config, Leaf
 from builders.mmlongbench.plan import FIRST_ROW_LOADERS
@@ -34,7 +34,7 @@ def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows, {info.get('mean_images', 0)} images per row"
 
 
-BENCHMARK = Benchmark(
+BENCHMARK = BuilderSpec(
     MMLongBenchBuild,
     summary="19 long-context datasets x 8K-128K tokens (VRAG, NIAH, ICL, Summ, DocVQA), the ablation sets; built only "
     "when named: our 256K/512K/1M configs grown from the 128K rows, V1.1's configs (v1_1_*) and VLMEvalKit's published "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from builders.core.benchmark import Benchmark
+from builders.core.benchmark import BuilderSpec
 from builders.mmlongbench_doc.build import CONFIGS, MMLongBenchDocBuild
 
 
@@ -13,7 +13,7 @@ def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} questions over {info.get('documents', '?')} documents"
 
 
-BENCHMARK = Benchmark(
+BENCHMARK = BuilderSpec(
     MMLongBenchDocBuild,
     summary="questions over long PDFs, each shown as its rendered pages (NeurIPS 2024 D&B)",
     config_lines=CONFIGS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from builders.core.benchmark import Benchmark
+from builders.core.benchmark import BuilderSpec
 from builders.mmneedle.build import MMNeedleBuild
 from builders.mmneedle.configs import CONFIGS
 
@@ -13,7 +13,7 @@ def _describe(info: Mapping[str, object]) -> str:
     return f"{info['rows']} rows ({info['positives']} positive, {info['negatives']} negative)"
 
 
-BENCHMARK = Benchmark(
+BENCHMARK = BuilderSpec(
     MMNeedleBuild,
     summary="M images of N x N sub-images, K needles",
     config_lines={

@@ -1,5 +1,5 @@
-"""The registered group aggregations (`mean`, `weighted_mean`, `strict_mean`; see `harness.outputs.groups`) and the member
-score they read: apart from `harness.outputs.groups`, which needs the task configuration, so that the configuration can
+"""The registered group aggregations (`mean`, `weighted_mean`, `strict_mean`; see `harness.outputs.results.groups`) and the member
+score they read: apart from `harness.outputs.results.groups`, which needs the task configuration, so that the configuration can
 check an aggregation's name without importing the module that applies it."""
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ class TaskConfig:
     metric_list: list[MetricSpec] = field(default_factory=list)
     generation_kwargs: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
-    # The benchmark's declaration (`harness.config.benchmark.Benchmark`: its report, viewer hooks, paper models,
+    # The benchmark's declaration (`harness.config.benchmark.BenchmarkDeclaration`: its report, viewer hooks, paper models,
     # extras): not part of the task's identity, since none of it changes what the model is asked or how it is scored.
     benchmark: FunctionRef | None = None
     # Judging after generation by a second model (`harness.running.judge`): not part of the task's identity either,
@@ -169,7 +169,9 @@ class GroupConfig:
     group_alias: str | None = None
     aggregate_metric_list: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
-    benchmark: FunctionRef | None = None  # the benchmark's declaration (`harness.config.benchmark.Benchmark`)
+    benchmark: FunctionRef | None = (
+        None  # the benchmark's declaration (`harness.config.benchmark.BenchmarkDeclaration`)
+    )
 
 
 def _expect(data: YamlDict, key: str, kind: type | tuple[type, ...], what: str) -> Any:

@@ -90,7 +90,7 @@ class FunctionRef:
 
     def resolve_attribute(self) -> object:
         """What the tag names, function or not (lm-eval's `!function` resolves any attribute: a benchmark's
-        declaration is a `harness.config.benchmark.Benchmark`)."""
+        declaration is a `harness.config.benchmark.BenchmarkDeclaration`)."""
         return self._lookup(lambda found: found is not _ABSENT)
 
     def _lookup(self, accepted: Callable[[object], bool]) -> object:
@@ -135,7 +135,7 @@ HOOK_MODULE_PREFIX = "harness_task_hooks_"  # the names of hook modules loaded f
 
 def hook_in_file(path: str, name: str) -> Callable[..., Any]:
     """The function `name` of the hook module at `path`, loaded as `FunctionRef.resolve` loads it (a Ray replica
-    calling a hook the driver loaded from a task folder: `harness.models.replicas.wire`)."""
+    calling a hook the driver loaded from a task folder: `harness.models.backends.replicas.wire`)."""
     return getattr(_load_module_file(Path(path)), name)
 
 

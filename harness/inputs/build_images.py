@@ -1,5 +1,5 @@
 """An image of a verified build named by where it lies, so that another process (a Ray replica,
-`harness.models.replicas`) reads its bytes itself instead of receiving them from the run's driver.
+`harness.models.backends.replicas`) reads its bytes itself instead of receiving them from the run's driver.
 
 `BuildImage` is small and picklable: the build's Parquet files (path, sha256 and size of each, as the driver verified
 them), and the image's place in them (a row's image column, or the build's image table by sha256). Calling it in any

@@ -50,7 +50,7 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
 
 def image_problem(image: Any, position: int, *, decode: bool = True) -> str | None:
     """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
-    a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task`; an input
+    a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task.task`; an input
     policy's scaled image checks its source's), cannot be read, or (with `decode`) do not decode; None when they are
     sound. `decode=False` for a backend that decodes each image itself and refuses one that fails
     (`harness.api.ModelFacts.decodes_images`): the bytes are checked here and decoded once, by the backend."""

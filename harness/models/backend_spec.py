@@ -2,15 +2,15 @@
 (`BACKEND`), and found by the backend's name through `harness.models.registry`.
 
 Every place that once kept a table of backends or compared a backend's name reads a field here instead: the
-extra a run needs installed (`harness.requirements`), whether `--device` and `--trust_remote_code` reach it
-(`harness.lm_eval_flags`), whether `--max_batch_tokens` sizes its batches (`harness.run_plan`), whether and how it
-runs as Ray replicas (`harness.models.replicas`), its `--screen_only` stand-in (`harness.running.screen_only`), the
-argument a judged task's own judge model fills (`harness.execute`), the argument `--batch` fills
-(`harness.run_models`), its results folder's name (`harness.outputs.results`), its label in reports
-(`harness.outputs.model_results`), how an alias written for another backend is switched to it
+extra a run needs installed (`harness.run.requirements`), whether `--device` and `--trust_remote_code` reach it
+(`harness.run.lm_eval_flags`), whether `--max_batch_tokens` sizes its batches (`harness.run.plan`), whether and how it
+runs as Ray replicas (`harness.models.backends.replicas`), its `--screen_only` stand-in (`harness.running.screen_only`), the
+argument a judged task's own judge model fills (`harness.run.execute`), the argument `--batch` fills
+(`harness.run.models`), its results folder's name (`harness.outputs.results.results`), its label in reports
+(`harness.outputs.results.model_results`), how an alias written for another backend is switched to it
 (`harness.models.aliases`), lm-eval's and lmms-eval's names for it and their model arguments it reads
-(`harness.models.foreign_args`), and what `--gen_kwargs` keys beyond the generation settings become
-(`harness.run_plan`). A spec is import-light: reading it imports none of the backend's code (its `module` is
+(`harness.models.shared.foreign_args`), and what `--gen_kwargs` keys beyond the generation settings become
+(`harness.run.plan`). A spec is import-light: reading it imports none of the backend's code (its `module` is
 imported when the backend is built) and nothing its extra brings.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.models.foreign_args import ForeignArg
-    from harness.models.screen_model import ScreenModel
+    from harness.models.shared.foreign_args import ForeignArg
+    from harness.models.shared.screen_model import ScreenModel
 
 ArgsSwitch = Callable[[dict[str, str]], dict[str, str]]
 
@@ -37,7 +37,7 @@ class Extra:
 
 @dataclass(frozen=True)
 class Replicas:
-    """How the backend runs as `data_parallel_size` Ray replicas (`harness.models.replicas`): what one replica
+    """How the backend runs as `data_parallel_size` Ray replicas (`harness.models.backends.replicas`): what one replica
     reserves, from the backend's settings (the `settings` of the backend built without weights, None for a backend
     that keeps none); or `refused`, why it never runs so."""
 
@@ -89,10 +89,10 @@ class BackendSpec:
     # arguments as this backend takes them.
     adopts_alias: Mapping[str, ArgsSwitch] = field(default_factory=dict)
     # lm-eval's and lmms-eval's names for this backend (`--model hf-multimodal`), each with whose it is ("lm-eval"),
-    # and what their model arguments that it does not take become here (`harness.models.foreign_args`).
+    # and what their model arguments that it does not take become here (`harness.models.shared.foreign_args`).
     known_as: Mapping[str, str] = field(default_factory=dict)
     foreign_args: Mapping[str, ForeignArg] = field(default_factory=dict)
-    # Its engine's own sampling arguments, from `--gen_kwargs` (`harness.run_plan`). None: a key that is no generation
+    # Its engine's own sampling arguments, from `--gen_kwargs` (`harness.run.plan`). None: a key that is no generation
     # setting is refused.
     engine_sampling: EngineSampling | None = None
 

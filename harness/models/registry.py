@@ -20,14 +20,14 @@ REGISTRY_MODULE = __name__  # with each backend's own package, the one module th
 
 # name -> the package (or module) that declares it, as `BACKEND`.
 BACKENDS: dict[str, str] = {
-    "hf": "harness.models.hf",
-    "vllm": "harness.models.vllm_engine",
-    "sglang": "harness.models.sglang_engine",
-    "openai": "harness.models.openai_chat",
-    "gemini": "harness.models.gemini",
-    "anthropic": "harness.models.anthropic_messages",
-    "constant": "harness.models.baselines.constant",
-    "random": "harness.models.baselines.random_guess",
+    "hf": "harness.models.backends.hf",
+    "vllm": "harness.models.backends.vllm_engine",
+    "sglang": "harness.models.backends.sglang_engine",
+    "openai": "harness.models.backends.openai_chat",
+    "gemini": "harness.models.backends.gemini",
+    "anthropic": "harness.models.backends.anthropic_messages",
+    "constant": "harness.models.backends.baselines.constant",
+    "random": "harness.models.backends.baselines.random_guess",
 }
 
 _REGISTRY: dict[str, type[Model]] = {}

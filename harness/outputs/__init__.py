@@ -1,3 +1,2 @@
-"""Results, report and merge: sample metrics aggregated per task and group, the lm-eval-shaped results
-file and sample logs, `harness report` (provenance, figures), `harness merge` of a run's shards, and
-the upload of results to the Hub."""
+"""What a run leaves and the commands that read it, a package each: the results file (`results`), `harness
+report` (`report`), `harness compare` (`compare`), `harness power` (`power`) and `harness merge` (`merge`)."""

@@ -1,4 +1,5 @@
-"""Running and journals: one run from its arguments (`run`), a task's requests and scoring (`task`), the
-loop that screens, batches, generates and journals every sample (`runner`, `sample_store`), and what
-serves it: batching, the prefix-cache order, shards, the response cache, the judge, the output lock,
-progress bars, `--screen_only` and `--write_out`."""
+"""Running a task: the loop that screens, batches, generates, scores and journals every sample (`runner`), the
+requests made ready for it (`request_building`), and what serves it: the response cache (`cache`), the judge
+(`judge`), the output lock (`lock`), shards (`sharding`), progress bars (`progress`), `--max_cost`'s budget
+(`budget`), the cost before a run (`cost_estimate`) and `--screen_only` (`screen_only`). A task at run time is
+`running.task`; what a run writes as it goes, `running.journal`."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.api import BackendFatalError, Response
-from harness.models.pricing import Price, tokens_of
+from harness.models.facts.pricing import Price, tokens_of
 
 
 class BudgetReached(BackendFatalError):

@@ -27,7 +27,7 @@ from harness.api import ImagePart, Model, Request, Response, TextPart, collect
 from harness.errors import OutputError
 from harness.file_writing import refuse_irregular, reporting
 from harness.inputs.integrity import image_problem
-from harness.models.front_view import FrontView
+from harness.models.shared.front_view import FrontView
 from harness.redact import dumps
 
 CACHE_FILENAME = "cache.sqlite3"

@@ -2,7 +2,7 @@
 the screen's token counts of the requests it would send, each answer at the most output tokens it can be billed for
 (its `max_gen_toks`, which the backend sends as its cap, or what the backend's `OutputCap` says: a cap of its own, the
 model's own output limit where no cap is sent, or no bound at all), priced by the price table
-(`harness.models.pricing`); and, for a task with a judge (MMLongBench's summarization), the judge's calls: its prompts
+(`harness.models.facts.pricing`); and, for a task with a judge (MMLongBench's summarization), the judge's calls: its prompts
 with the answer at its longest, each reply at the judge's `max_gen_toks`.
 
 A judge's prompt is text alone, counted at `CHARS_PER_TOKEN` characters a token (OpenAI's rule of thumb for English);
@@ -13,7 +13,7 @@ priced, and the table and the total say what is missing.
 What a provider's prompt cache would take off the bill (`cache_tallies`): the run's requests as the screen built them,
 in the order the run sends them (each task long first, or with `request_order=cache` the cache order, across tasks:
 `prefix_order`), cut in the backend's batches and planned as the backend plans them
-(`harness.models.api_client.prompt_cache.PrefixPlanner`). Each request reads the longest of its marked prefixes an
+(`harness.models.shared.api_client.prompt_cache.PrefixPlanner`). Each request reads the longest of its marked prefixes an
 earlier request wrote, and writes (where writes are billed apart, Anthropic's) what lies past it up to its longest
 mark; both as their share of its counted prompt, by the planner's weights.
 
@@ -27,12 +27,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from harness.models.api_client.prompt_cache import HOWS, CacheRule, PrefixPlanner
-from harness.models.pricing import Billed, Price, PriceTable
-from harness.models.scheduling.prefix_order import cache_order, task_order
-from harness.models.screen_model import OutputCap
+from harness.models.facts.pricing import Billed, Price, PriceTable
+from harness.models.shared.scheduling.prefix_order import cache_order, task_order
+from harness.models.shared.screen_model import OutputCap
 from harness.running.screen_only import ScreenedTask, Shaped
+
+if TYPE_CHECKING:  # the cache's planner is read only where a backend caches prompts
+    from harness.models.shared.api_client.prompt_cache import CacheRule
 
 CHARS_PER_TOKEN = 4
 SHOWN_GROUPS = 3  # the groups a task's line names (`CacheTally.describe`)
@@ -76,6 +79,8 @@ def _count(n: int, noun: str) -> str:
 
 def cache_tallies(tasks: Sequence[tuple[str, Sequence[Shaped]]], rule: CacheRule, order: str) -> dict[str, CacheTally]:
     """Each task's tally, its requests planned in the run's order and batches (`rule.chunk` requests at a time)."""
+    from harness.models.shared.api_client.prompt_cache import PrefixPlanner
+
     planner = PrefixPlanner(rule.min_tokens)
     out = {task: CacheTally(rule.how) for task, _ in tasks}
     for sequence in _run_order(tasks, order):
@@ -346,6 +351,8 @@ def caching_lines(estimates: Sequence[Estimate]) -> list[str]:
     total = total_usd(estimates, cached=True)
     if not tallies or total is None:
         return []
+    from harness.models.shared.api_client.prompt_cache import HOWS
+
     return [
         f"With prompt caching ({HOWS[tallies[0][1].how]}): ${total:,.2f} {_by_payer(estimates, cached=True)} where "
         "the cache serves every shared prefix; without it, the estimate above. Rows sharing a prefix:",

@@ -43,10 +43,10 @@ from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.file_writing import write_lines
-from harness.models.generation import safe_generate
+from harness.models.shared.generation import safe_generate
 from harness.redact import dumps
-from harness.running.journal import file_safe
-from harness.running.task_hook import TaskHook, TaskHookError
+from harness.running.journal.journal_file import file_safe
+from harness.running.task.hook import TaskHook, TaskHookError
 
 JUDGED = "judged"
 UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge metrics, as official

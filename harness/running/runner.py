@@ -7,7 +7,7 @@ unless the task declares its paper's truncation rule (`truncation:`, `harness.in
 request is cut as that rule says and its record states what was dropped.
 Pending requests run longest first (as lm-eval's Collator does, so an out-of-memory shows at once), or, for a
 model whose `request_order` is "cache" (vLLM's default), the longest first, then those sharing a prompt prefix
-together, each group short to long (`harness.models.scheduling.prefix_order`), across tasks when they run together;
+together, each group short to long (`harness.models.shared.scheduling.prefix_order`), across tasks when they run together;
 results are aggregated in document order whatever the order of generation. A backend that schedules its own
 batches (`ModelFacts.generates_across_tasks`: vLLM) gets every task's pending requests as one sequence, once every
 task is screened (`Runner.run_together`); each answer still goes to its own task's journal as its chunk returns.
@@ -32,26 +32,26 @@ from typing import Any
 from harness.api import INVALID_INPUT, SCORED, STATUSES, BackendFatalError, GenerationSettings, Model, Request, Response
 from harness.errors import UserError
 from harness.inputs.integrity import release_mapped_pages
-from harness.models.generation import safe_generate
-from harness.models.reasoning import AnswerTags, ReasoningTags
-from harness.models.reasoning import describe as describe_tags
-from harness.models.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
+from harness.models.facts.reasoning import AnswerTags, ReasoningTags
+from harness.models.facts.reasoning import describe as describe_tags
+from harness.models.shared.generation import safe_generate
+from harness.models.shared.scheduling.prefix_order import PromptKey, cache_order, prompt_key, task_order
 from harness.redact import redact_mapping
 from harness.running.budget import Budget
 from harness.running.cache import input_sha256
-from harness.running.journal import SampleRecord, journal_name
+from harness.running.journal.journal_file import SampleRecord, journal_name
+from harness.running.journal.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
+from harness.running.journal.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
+from harness.running.journal.sample_store import SampleStore
 from harness.running.judge import Judges
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_building import ChainedRequests, LazyRequests, OrderedRequests, RequestBuilder
-from harness.running.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
-from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
-from harness.running.sample_store import SampleStore
 from harness.running.sharding import Shard, shard_sizes
-from harness.running.task import Task, TaskResult
-from harness.running.task_aggregation import Aggregated
-from harness.running.task_judging import judge_task
-from harness.running.task_requests import RowProblem
+from harness.running.task.aggregation import Aggregated
+from harness.running.task.judging import judge_task
+from harness.running.task.requests import RowProblem
+from harness.running.task.task import Task, TaskResult
 
 
 @dataclass
@@ -77,7 +77,7 @@ class RunOptions:
     # Names this run's results and sample logs, as lm-eval's date_id does.
     date_id: str = field(default_factory=lambda: datetime.now().isoformat().replace(":", "-"))
     log_samples_suffix: str | None = None  # lmms-eval's --log_samples_suffix: samples_<task>_<suffix>_<date>.jsonl
-    # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.reasoning`).
+    # A reasoning model's thinking, taken out of each answer before it is scored (`harness.models.facts.reasoning`).
     reasoning_tags: ReasoningTags | None = None
     answer_tags: AnswerTags | None = None  # the tags the model wraps its answer in, after its thinking
     thinking_opened: str | None = None  # the start tag of the thinking block the prompt ends in (`opens_thinking`)

@@ -5,7 +5,7 @@ or `too_many_images` under the limits the model is given (`context_length` / `ma
 `max_pixels`, from `--model_args` and the alias), which ones the task's truncation rule would cut, and how long
 the longest prompts are. Requests are built, cut and screened by the runner's own code (`request_building.RequestBuilder`,
 `sample_records.screen`); only the model is replaced, by a stand-in that counts each prompt the way the run's backend
-will, with nothing loaded that counting does not need (`harness.models.screen_model.ScreenModel`, each backend's own
+will, with nothing loaded that counting does not need (`harness.models.shared.screen_model.ScreenModel`, each backend's own
 in its package: `BackendSpec.screen`). `hf` and `vllm` count with the checkpoint's processor where it loads offline
 (exact), else by the model family's rule (an estimate); `openai` by the API model's family rule (an estimate: the
 server counts for itself); a backend that loads nothing to count (the baselines) stands in itself.
@@ -21,16 +21,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.api import INVALID_INPUT, OVER_LENGTH, TOO_MANY_IMAGES, Request
-from harness.models.api_client.prompt_cache import PromptShape, prompt_shape
 from harness.models.registry import backend_spec, get_model_class
-from harness.models.scheduling.prefix_order import PromptKey, prompt_key
-from harness.models.screen_model import ScreenModel
+from harness.models.shared.api_client.prompt_cache import PromptShape, prompt_shape
+from harness.models.shared.scheduling.prefix_order import PromptKey, prompt_key
+from harness.models.shared.screen_model import ScreenModel
+from harness.running.journal.sample_records import screen
 from harness.running.judge import prompt_chars
 from harness.running.request_building import RequestBuilder
-from harness.running.sample_records import screen
 from harness.running.sharding import Shard
-from harness.running.task import Task
-from harness.running.task_requests import RowProblem
+from harness.running.task.requests import RowProblem
+from harness.running.task.task import Task
 
 SENT = "sent"  # a verdict: the run would send the request to the model
 

@@ -13,7 +13,7 @@ Why round-robin on the position, rather than contiguous ranges or a hash of the 
 
 The position is stable because a built dataset is deterministic and rows are kept in `sample_id`
 order. The shard itself is not part of a sample's identity: `harness merge` checks that the shards
-of one run share every other setting (see `harness.outputs.merge`).
+of one run share every other setting (see `harness.outputs.merge.journals`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ newest results, the run (results file) they came from, and that run's journal an
 A results folder may come from anyone, so the catalog opens only files that resolve inside it (`safe_files`), leaves
 out a results file it cannot read with one line naming it (the rest of the folder still shows), and reads tasks
 only from the installed task folders and the `--include_path`s given to `harness view`
-(`harness.outputs.trusted_tasks`, the rule of every command that reads a results folder): the ones a results file
+(`harness.outputs.results.trusted_tasks`, the rule of every command that reads a results folder): the ones a results file
 names are listed, never indexed, so no task YAML or `!function` module they hold is read or imported.
 """
 
@@ -18,12 +18,12 @@ from typing import Any
 
 from harness.config.task_index import natural_key
 from harness.errors import UserError
-from harness.outputs.groups import groups_by_tasks, headline_metric
-from harness.outputs.model_results import ModelResults, load_results
-from harness.outputs.report import benchmark_sections, headline_rows, scales, union_of
-from harness.outputs.results_file import ResultsFile, read_results_file
-from harness.outputs.trusted_tasks import trusted_task_folders, untrusted_task_folders
-from harness.running.journal import journal_name
+from harness.outputs.report.report_md import benchmark_sections, headline_rows, scales, union_of
+from harness.outputs.results.groups import groups_by_tasks, headline_metric
+from harness.outputs.results.model_results import ModelResults, load_results
+from harness.outputs.results.results_file import ResultsFile, read_results_file
+from harness.outputs.results.trusted_tasks import trusted_task_folders, untrusted_task_folders
+from harness.running.journal.journal_file import journal_name
 from harness.view.safe_files import contained
 from harness.view.view_hooks_api import ViewHooks, view_hooks_of
 
@@ -58,7 +58,7 @@ class TaskRun:
 
 
 class Catalog:
-    """Every model and task of a results folder, read once (`harness.outputs.model_results.load_results`)."""
+    """Every model and task of a results folder, read once (`harness.outputs.results.model_results.load_results`)."""
 
     def __init__(self, results_dir: Path, include_paths: Sequence[Path] = ()) -> None:
         self.results_dir = results_dir

@@ -2,7 +2,7 @@
 axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell linking to the samples behind
 it and showing the number report.md shows for the same tasks (`shown.shown`): its one task's value, else the value
-of the results' group whose tasks are exactly the cell's (`harness.outputs.groups.groups_by_tasks`: MMLongBench's
+of the results' group whose tasks are exactly the cell's (`harness.outputs.results.groups.groups_by_tasks`: MMLongBench's
 NIAH at 8K is `mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a
 plain mean of tasks no group pools, such as five different ablation sets, is no benchmark's number).
 
@@ -31,13 +31,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from harness.errors import UserError
-from harness.outputs.groups import leaf_tasks, recorded_subtasks
-from harness.outputs.report import task_index
+from harness.outputs.report.report_md import task_index
+from harness.outputs.results.groups import leaf_tasks, recorded_subtasks
 from harness.view.catalog import Catalog, warn
-from harness.view.sample_index import SampleIndex, joined, read_record
-from harness.view.sample_table import beside, others_of, sample_table, versus_of
+from harness.view.samples.sample_index import SampleIndex, joined, read_record
+from harness.view.samples.sample_table import beside, others_of, sample_table, versus_of
+from harness.view.samples.text_columns import concat, concat_clusters
 from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
-from harness.view.text_columns import concat, concat_clusters
 from harness.view.view_hooks_api import ViewHooks
 from harness.view.viewer import Viewer
 

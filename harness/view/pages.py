@@ -2,7 +2,7 @@
 the figures it links (`/report/`), and the prompts' images by content hash (`/image/<sha256>`).
 
 Images are served only for prompts rebuilt from verified builds. At `/report/NAME`: `report.md`, and the figures
-`harness report` wrote beside it, as its manifest `.report_figures.json` lists them (`harness.outputs.figure_batch`),
+`harness report` wrote beside it, as its manifest `.report_figures.json` lists them (`harness.outputs.report.figure_batch`),
 only while their bytes are those it recorded. Any other file of the folder (a planted `.png`, an `.svg` the report
 did not draw, a figure changed since) is answered 404, as is one leading out of the folder (`safe_files`).
 
@@ -32,9 +32,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from builders.core import contract
-from harness.outputs.figure_batch import MANIFEST
-from harness.outputs.report import task_index
-from harness.outputs.run_provenance import run_section
+from harness.outputs.report.figure_batch import MANIFEST
+from harness.outputs.report.report_md import task_index
+from harness.outputs.report.run_provenance import run_section
 from harness.view.catalog import Catalog
 from harness.view.image_store import is_sha256, media_type
 from harness.view.safe_files import (

@@ -1,5 +1,5 @@
 """The two-model view of a task (`/pairs?task=T&a=A&b=B`): the rows two models disagree on, paired as `harness compare`
-pairs them (`harness.outputs.paired_runs`: `pair_task` on sample ids, `paired_rows` of one metric, `discordant`).
+pairs them (`harness.outputs.compare.paired_runs`: `pair_task` on sample ids, `paired_rows` of one metric, `discordant`).
 `way=a` lists the rows A got right and B wrong (A higher, for a metric that is not 0/1): McNemar's b; `way=b` the
 reverse, its c. Both counts are shown, and the rows scored in one run alone are counted, never dropped unsaid.
 
@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from harness.api import SCORED
-from harness.outputs.paired_runs import PairedRow
-from harness.view.sample_index import SampleIndex
+from harness.outputs.compare.paired_runs import PairedRow
+from harness.view.samples.sample_index import SampleIndex
 from harness.view.viewer import Viewer
 
 ROWS_MOST = 1000  # rows listed on one page (the counts are of all)
@@ -39,7 +39,7 @@ class Paired:
 
 
 def pair_indexes(a: SampleIndex, b: SampleIndex, metric: str) -> Paired:
-    """`pair_task` and `paired_rows` (`harness.outputs.paired_runs`) over the two indexes' columns: a sample scored in
+    """`pair_task` and `paired_rows` (`harness.outputs.compare.paired_runs`) over the two indexes' columns: a sample scored in
     both runs is paired by its sample id, in A's order of (doc id, sample id), and kept where `metric` is a number in
     both; one scored in a single run is counted. Array work in Arrow and numpy, no record per row."""
     scored_a, scored_b = a.statuses.isin(SCORED), b.statuses.isin(SCORED)

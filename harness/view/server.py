@@ -15,7 +15,7 @@ from harness.errors import RECORDED_NOT_READ, CommandOptions, CommandParser, Use
 DEFAULT_PORT = 8765
 SHUTDOWN_GRACE_S = 2
 BACKLOG = 2048  # uvicorn's
-INTERRUPTED = 130  # as an interrupted run (`harness.execute`): 128 + SIGINT
+INTERRUPTED = 130  # as an interrupted run (`harness.run.execute`): 128 + SIGINT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     # unless HF_HUB_OFFLINE=0 says otherwise. Set before huggingface_hub is imported, which reads it once.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not args.results_dir.is_dir():
-        from harness.outputs.model_results import not_a_results_folder
+        from harness.outputs.results.model_results import not_a_results_folder
 
         raise UserError(not_a_results_folder(args.results_dir))
     try:

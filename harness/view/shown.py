@@ -2,9 +2,9 @@
 the images and a model's answer; and markdown as HTML with raw HTML escaped.
 
 The number the viewer shows for a model's task or group: report.md's cell for it, made by the same code
-(`harness.outputs.report.headline_cell`: the value on 0-100 with its 95 % interval, Wilson's on the effective n of
-`harness.outputs.estimates`; the row's scale as `report.row_scale` decides it over every model of the folder), or,
-where there is none, why (`harness.outputs.groups.why_no_value`). The index, the group grids and members and the
+(`harness.outputs.report.report_md.headline_cell`: the value on 0-100 with its 95 % interval, Wilson's on the effective n of
+`harness.outputs.report.estimates`; the row's scale as `report.row_scale` decides it over every model of the folder), or,
+where there is none, why (`harness.outputs.results.groups.why_no_value`). The index, the group grids and members and the
 task pages all show numbers through `shown`, so a cell reads the same on every page and in the report.
 
 The index's table (`/`): one row per task and group any model's results hold, one column per model, each cell the
@@ -27,8 +27,8 @@ from typing import Any
 import numpy
 
 from harness.config.task_index import natural_key as name_key
-from harness.outputs.groups import first_metric, why_no_value
-from harness.outputs.report import headline_cell, row_scale
+from harness.outputs.report.report_md import headline_cell, row_scale
+from harness.outputs.results.groups import first_metric, why_no_value
 from harness.view.catalog import Catalog
 
 

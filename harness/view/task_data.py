@@ -1,7 +1,7 @@
 """A task's data as the run read it: each sample's request as its backend sent it, from its journal record (the text
-from the journal's prompt store, `harness.running.prompt_store`), and the build its results file records
+from the journal's prompt store, `harness.running.journal.prompt_store`), and the build its results file records
 (`datasets[task]`: a local folder or `hf://`), loaded through the harness's own verified path
-(`harness.running.task.Task.load`: the manifest's hashes, `process_docs`, the rows without their images), which serves
+(`harness.running.task.task.Task.load`: the manifest's hashes, `process_docs`, the rows without their images), which serves
 the images and, for a record from before the request was kept, rebuilds the prompt from verified bytes. Nothing here
 writes a file."""
 
@@ -21,15 +21,15 @@ from harness.api import GenerationSettings, ImagePart, Request, TextPart
 from harness.errors import UserError
 from harness.inputs.input_policy import InputPolicy, apply_policy
 from harness.inputs.integrity import hashes_not_saved
-from harness.outputs.report import task_index
+from harness.outputs.report.report_md import task_index
 from harness.running.cache import input_sha256
-from harness.running.prompt_store import PromptTexts, prompts_name
-from harness.running.task import Task
-from harness.running.task_requests import RowProblem
+from harness.running.journal.prompt_store import PromptTexts, prompts_name
+from harness.running.task.requests import RowProblem
+from harness.running.task.task import Task
 from harness.view.catalog import TaskRun
 from harness.view.image_store import ImageStore
 from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained
-from harness.view.sample_index import axis_members
+from harness.view.samples.sample_index import axis_members
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
 
 

@@ -1,10 +1,10 @@
 """What a benchmark gives `harness view`, declared: the `ViewHooks` of its declaration
-(`harness.config.benchmark.Benchmark.view`, which its tasks' YAML names; each benchmark writes it in its
+(`harness.config.benchmark.BenchmarkDeclaration.view`, which its tasks' YAML names; each benchmark writes it in its
 `view_hooks.py`): the sample table's axes, the breakdowns whose cells open their samples, the marks on a prompt's
 images, each task's place on the axes across tasks and the grids a group's page draws of them, and the page a row of
 its report opens.
 
-    Benchmark("MMNeedle", view=ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row))
+    BenchmarkDeclaration("MMNeedle", view=ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row))
 
 A declaration without `view` has no viewer hooks: the sample table shows the image count.
 """
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from harness.config.benchmark import Benchmark, field_of
+from harness.config.benchmark import BenchmarkDeclaration, field_of
 
 Marks = list[dict[str, object]]  # each {"kind": "gold" | "guess", "image", "row", "col", "n", "legend"?}
 
@@ -53,7 +53,7 @@ class ViewerRow(Protocol):
 
 @dataclass(frozen=True)
 class ViewHooks:
-    """A benchmark's hooks for `harness view` (`Benchmark.view`); each hook is optional."""
+    """A benchmark's hooks for `harness view` (`BenchmarkDeclaration.view`); each hook is optional."""
 
     sample_axes: Sequence[tuple[str, str]] = ()  # (label, build column); without: ("images", "num_images")
     sample_axes_of: SampleAxes | None = None  # without: each declared column as it is
@@ -69,7 +69,7 @@ class ViewHooks:
 NO_VIEW_HOOKS = ViewHooks()
 
 
-def view_hooks_of(benchmark: Benchmark | None) -> ViewHooks:
+def view_hooks_of(benchmark: BenchmarkDeclaration | None) -> ViewHooks:
     """The `ViewHooks` a benchmark declares (none, or no declaration: `NO_VIEW_HOOKS`). Anything else is said in one
     line and left out: a broken declaration costs the benchmark its viewer hooks, not the viewer its pages."""
     if benchmark is None:

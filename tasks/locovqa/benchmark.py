@@ -6,13 +6,13 @@ benchmark.BENCHMARK`)."""
 
 from __future__ import annotations
 
-from harness.config.benchmark import Benchmark
-from harness.outputs.report_hooks import ReportHooks
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.outputs.report.hooks import ReportHooks
 from tasks.locovqa import report
 from tasks.locovqa.paper_models import PAPER_MODELS
 from tasks.locovqa.view_hooks import VIEW_HOOKS
 
-BENCHMARK = Benchmark(
+BENCHMARK = BenchmarkDeclaration(
     "LoCoVQA",
     report=ReportHooks(section=report.section, scale=1, across_models=report.across_models, verdicts=report.VERDICTS),
     view=VIEW_HOOKS,

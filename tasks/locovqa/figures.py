@@ -7,7 +7,7 @@ import math
 import textwrap
 from typing import Any
 
-from harness.outputs.figures import LINE_COLOURS, MARKERS
+from harness.outputs.report.figures import LINE_COLOURS, MARKERS
 from tasks.locovqa.decay import fit
 from tasks.locovqa.series import DEPTHS, MODES, Series
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.outputs.estimates import Estimate, estimate_of, number
-from harness.outputs.journal_rows import Row, task_rows
-from harness.outputs.model_results import ModelResults
+from harness.outputs.report.estimates import Estimate, estimate_of, number
+from harness.outputs.results.journal_rows import Row, task_rows
+from harness.outputs.results.model_results import ModelResults
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 from harness.uncertainty.variance import design_from_keys
 from tasks.locovqa.decay import FLOOR

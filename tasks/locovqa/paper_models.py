@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.models.paper_models import NotRun, PaperModel, PaperModels
+from harness.models.facts.paper_models import NotRun, PaperModel, PaperModels
 
 MOONDREAM2 = (
     "its own remote code only (vikhyatk/moondream2 through AutoModelForCausalLM with trust_remote_code, answered by "

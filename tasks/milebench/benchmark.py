@@ -4,13 +4,13 @@ paper's row beside the run; scores on the paper's 0-100 scale), its hooks for `h
 
 from __future__ import annotations
 
-from harness.config.benchmark import Benchmark
-from harness.outputs.report_hooks import ReportHooks
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.outputs.report.hooks import ReportHooks
 from tasks.milebench import report
 from tasks.milebench.paper_models import PAPER_MODELS
 from tasks.milebench.view_hooks import VIEW_HOOKS
 
-BENCHMARK = Benchmark(
+BENCHMARK = BenchmarkDeclaration(
     "MileBench",
     report=ReportHooks(
         section=report.section, scale=100, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS

@@ -5,7 +5,7 @@ the left to the model's context (`truncation.py`): every alias runs here with it
 
 from __future__ import annotations
 
-from harness.models.paper_models import PaperModel, PaperModels
+from harness.models.facts.paper_models import PaperModel, PaperModels
 
 NO_API_CODE = "MileBench's API code is not published: one user turn, images in place, greedy, 512 tokens"
 # LLaVA-1.5's own `process_images` pads each image to a square (image_aspect_ratio "pad"); llava-hf's processor may

@@ -5,13 +5,13 @@ benchmark.BENCHMARK`)."""
 
 from __future__ import annotations
 
-from harness.config.benchmark import Benchmark
-from harness.outputs.report_hooks import ReportHooks
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.outputs.report.hooks import ReportHooks
 from tasks.mm_niah import report
 from tasks.mm_niah.paper_models import PAPER_MODELS
 from tasks.mm_niah.view_hooks import VIEW_HOOKS
 
-BENCHMARK = Benchmark(
+BENCHMARK = BenchmarkDeclaration(
     "MM-NIAH",
     report=ReportHooks(
         section=report.section, scale=1, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS

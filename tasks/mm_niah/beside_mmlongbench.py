@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from harness.outputs.model_results import ModelResults
+from harness.outputs.results.model_results import ModelResults
 from tasks.mm_niah.scoring import LENGTH_LABELS
 
 # MMLongBench's leaf names (tasks/mmlongbench): its versions' prefixes, its short names for MM-NIAH's tasks.

@@ -4,7 +4,7 @@ of one, the most specific first. The paper's Human row is a reference in `paper_
 
 from __future__ import annotations
 
-from harness.models.paper_models import PaperModel, PaperModels
+from harness.models.facts.paper_models import PaperModel, PaperModels
 
 # The official scripts (eval_internvl.py at 2fd03dd; eval_llava.py, eval_idefics2.py and eval_emu2.py in the repo's
 # history) send the input greedily (one beam), 16 new tokens (32 for counting): the tasks' generation settings.

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from builders.mmlongbench.leaves import ABLATION_LEAVES, OFFICIAL_ABLATION_NAMES
-from harness.outputs.figures import run_names
-from harness.outputs.model_results import ModelResults
+from harness.outputs.report.figures import run_names
+from harness.outputs.results.model_results import ModelResults
 from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.report import _cell
 from tasks.mmlongbench.scores import LENGTHS, paper_model_for

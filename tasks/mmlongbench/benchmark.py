@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.config.benchmark import Benchmark
-from harness.outputs.report_hooks import ReportHooks
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.outputs.report.hooks import ReportHooks
 from tasks.mmlongbench import ablation_report, report, version_report
 from tasks.mmlongbench.paper_models import PAPER_MODELS
 from tasks.mmlongbench.view_hooks import ABLATION_VIEW_HOOKS, VIEW_HOOKS
 
-BENCHMARK = Benchmark(
+BENCHMARK = BenchmarkDeclaration(
     "MMLongBench",
     report=ReportHooks(section=report.section, scale=100, across_models=report.across_models, verdicts=report.VERDICTS),
     view=VIEW_HOOKS,

@@ -1,5 +1,5 @@
 """MMLongBench's figure: score against length, one panel per category (and Avg), ours solid with its 95 % band
-(Wilson's on the effective n, `harness.outputs.estimates`) and the paper's dashed (its Figures 22-26 as curves)."""
+(Wilson's on the effective n, `harness.outputs.report.estimates`) and the paper's dashed (its Figures 22-26 as curves)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import textwrap
 from typing import Any
 
-from harness.outputs.figures import LINE_COLOURS, MARKERS
+from harness.outputs.report.figures import LINE_COLOURS, MARKERS
 from tasks.mmlongbench.aggregation import AVERAGE
 from tasks.mmlongbench.scores import LENGTHS, ROWS
 

@@ -2,7 +2,7 @@
 8K, 16K, 32K, 64K and 128K, so the curve is repeated measures of one set of items, and a difference between two
 lengths is paired on the very rows.
 
-From each task's rows (`harness.outputs.journal_rows`: the journals beside the results):
+From each task's rows (`harness.outputs.results.journal_rows`: the journals beside the results):
 
 - the within-id slope of the rows' score over log2(length) (points per doubling): OLS of the score on log2(length),
   each less its id's mean (the id's fixed effect), with a cluster-robust covariance on the id (statsmodels,
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.outputs.journal_rows import Row, task_rows
-from harness.outputs.model_results import ModelResults
+from harness.outputs.results.journal_rows import Row, task_rows
+from harness.outputs.results.model_results import ModelResults
 from harness.uncertainty.comparisons import interval, paired_difference
 from harness.uncertainty.variance import design_from_keys
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES

@@ -18,7 +18,7 @@ tables without an alias, says exactly why.
 from __future__ import annotations
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.paper_models import NotRun, PaperModel, PaperModels, PaperScore, rule
+from harness.models.facts.paper_models import NotRun, PaperModel, PaperModels, PaperScore, rule
 
 # The official scripts' task names (configs/<task>_all.yaml) -> the harness's task globs (`vh` and `mm_niah_*` are
 # both NIAH here).

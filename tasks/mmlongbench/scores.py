@@ -9,10 +9,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.models.paper_models import PaperScore
-from harness.outputs.estimates import Estimate, estimate_of
-from harness.outputs.model_results import ModelResults
-from harness.outputs.results_file import TaskEntry
+from harness.models.facts.paper_models import PaperScore
+from harness.outputs.report.estimates import Estimate, estimate_of
+from harness.outputs.results.model_results import ModelResults
+from harness.outputs.results.results_file import TaskEntry
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
 from tasks.mmlongbench.paper_models import PAPER_MODELS
 

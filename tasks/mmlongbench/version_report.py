@@ -5,7 +5,7 @@ the paper's section): each table says, for every cell, the reference beside it, 
 reference ran the same version.
 
 - A same-version reference (`references/v1_1.csv`, `references/vlmevalkit.csv`) for the model: in parentheses, then
-  the difference and the verdict (`harness.outputs.verdict.compare`, as the paper's section: the same items, the
+  the difference and the verdict (`harness.outputs.report.verdict.compare`, as the paper's section: the same items, the
   release's official sample of that version, within the paper's tolerance).
 - Otherwise, for V1.1 and the paper-scored VLMEvalKit rows, whose groups are the paper's: the paper's number for the
   model in brackets with a dagger, context only (another version: no verdict).
@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.outputs.estimates import estimate_of, interval_text
-from harness.outputs.figures import run_names
-from harness.outputs.model_results import ModelResults
-from harness.outputs.verdict import Paper, VerdictRule, compare, explanation, mode_of
-from harness.outputs.verdict_family import Family
+from harness.outputs.report.estimates import estimate_of, interval_text
+from harness.outputs.report.figures import run_names
+from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.model_results import ModelResults
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.references import (
     AS_PAPER,

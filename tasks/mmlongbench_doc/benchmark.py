@@ -4,13 +4,13 @@ paper's models. Its task names it (`benchmark: !function benchmark.BENCHMARK`)."
 
 from __future__ import annotations
 
-from harness.config.benchmark import Benchmark
-from harness.outputs.report_hooks import ReportHooks
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.outputs.report.hooks import ReportHooks
 from tasks.mmlongbench_doc import report
 from tasks.mmlongbench_doc.paper_models import PAPER_MODELS
 from tasks.mmlongbench_doc.view_hooks import VIEW_HOOKS
 
-BENCHMARK = Benchmark(
+BENCHMARK = BenchmarkDeclaration(
     "MMLongBench-Doc",
     report=ReportHooks(
         section=report.section, scale=1, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS

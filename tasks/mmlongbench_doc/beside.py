@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from harness.outputs.model_results import ModelResults
+from harness.outputs.results.model_results import ModelResults
 
 DOCVQA_TASK = re.compile(r"^mmlongbench_(?:(v1_1|vlmevalkit)_)?docvqa_mmlongbench_doc_(\d+[km])$")
 VERSIONS = {None: "MMLongBench (paper)", "v1_1": "MMLongBench V1.1", "vlmevalkit": "MMLongBench (VLMEvalKit)"}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from harness.models.paper_models import PaperModel, PaperModels
+from harness.models.facts.paper_models import PaperModel, PaperModels
 
 API = (
     "run_api.py re-saves each 144-dpi PNG page as a JPEG (Pillow's defaults) and sends the question, then the pages, "

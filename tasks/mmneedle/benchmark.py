@@ -5,13 +5,13 @@ for `harness view` and its paper's models (`paper_models.py`). Every task and gr
 
 from __future__ import annotations
 
-from harness.config.benchmark import Benchmark
-from harness.outputs.report_hooks import ReportHooks
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.outputs.report.hooks import ReportHooks
 from tasks.mmneedle import report
 from tasks.mmneedle.paper_models import PAPER_MODELS
 from tasks.mmneedle.view_hooks import VIEW_HOOKS
 
-BENCHMARK = Benchmark(
+BENCHMARK = BenchmarkDeclaration(
     "MMNeedle",
     report=ReportHooks(
         section=report.section, scale=1, headline_metrics=report.headline_metrics, verdicts=report.VERDICTS

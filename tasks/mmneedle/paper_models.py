@@ -4,7 +4,7 @@ one, the most specific first."""
 
 from __future__ import annotations
 
-from harness.models.paper_models import PaperModel, PaperModels
+from harness.models.facts.paper_models import PaperModel, PaperModels
 
 NO_WRAPPER = (
     "MMNeedle published no wrapper for its open models (only a Fuyu template): the checkpoint's own chat template "

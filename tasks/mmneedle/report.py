@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.estimates import estimate_of, interval_text
-from harness.outputs.figure_batch import figure
-from harness.outputs.figures import run_names
-from harness.outputs.model_results import ModelResults
-from harness.outputs.provenance import DataOrigin
-from harness.outputs.verdict import Paper, VerdictRule, compare, explanation, mode_of
-from harness.outputs.verdict_family import Family
+from harness.outputs.report.estimates import estimate_of, interval_text
+from harness.outputs.report.figure_batch import figure
+from harness.outputs.report.figures import run_names
+from harness.outputs.report.provenance import DataOrigin
+from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.model_results import ModelResults
 from tasks.mmneedle.figures import Panel, cell_grid_figure, depth_figure, panel
 from tasks.mmneedle.paper_models import PAPER_MODELS as PAPER
 from tasks.mmneedle.task_names import config_of, paper_order
@@ -30,7 +30,7 @@ DPI = 150  # the heat maps' cell labels stay legible
 
 
 def section(model: str, data: ModelResults, out_dir: Path) -> list[str]:
-    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.model_results.ModelResults`); figures are
+    """Markdown lines for one model's MMNeedle tasks (`data`: a `harness.outputs.results.model_results.ModelResults`); figures are
     written to `out_dir`."""
     lines = table(data) + beside_paper(model, data)
     caption = data.provenance_line()

@@ -14,9 +14,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.api import Response
-from harness.models.anthropic_messages.wire import parse_message
-from harness.models.api_client.replies import flatten_usage
-from harness.models.pricing import PriceTable, tokens_of
+from harness.models.backends.anthropic_messages.wire import parse_message
+from harness.models.facts.pricing import PriceTable, tokens_of
+from harness.models.shared.api_client.replies import flatten_usage
 
 from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted, mutated
 

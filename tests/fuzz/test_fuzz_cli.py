@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cli import main
+from harness.run.cli import main
 
 from .conftest import FUZZ, LONG_INTEGERS, RAY_ADDRESSES, bounded, budget, closed_port, counted
 
@@ -160,7 +160,7 @@ def test_every_flag_takes_every_word_or_refuses_it_in_one_line(
 def test_any_ray_address_is_refused_in_one_line_or_has_no_cluster_within_the_bound(address: str) -> None:
     """No address the strategy makes has a Ray cluster behind it (loopback ports nothing listens on, names that do
     not resolve): each is refused by its form, or found empty, in one line and within `CONNECT_TIMEOUT` a check."""
-    from harness.models.replicas.cluster import AUTO, CONNECT_TIMEOUT, LOCAL, address_problem, no_cluster_at
+    from harness.models.backends.replicas.cluster import AUTO, CONNECT_TIMEOUT, LOCAL, address_problem, no_cluster_at
 
     counted()
     address = address.replace("{closed}", str(closed_port()))

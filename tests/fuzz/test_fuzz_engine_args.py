@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from harness.models.engine_args import declared_fields, split_engine_args
+from harness.models.shared.engine_args import declared_fields, split_engine_args
 
 from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted, deep
 

@@ -30,8 +30,8 @@ from builders.core.release_archive import archive_files, zip_files
 from builders.core.release_bounds import lines_of, read_file
 from builders.mmlongbench.bounds import MMLB_JSONL
 from builders.mmneedle.bounds import MMNEEDLE_METADATA_FILE
-from harness.cli import main
-from harness.models.checkpoint import CheckpointUnavailable, check_checkpoint_files
+from harness.models.facts.checkpoint import CheckpointUnavailable, check_checkpoint_files
+from harness.run.cli import main
 from tests.support.archive_bombs import Run, gzip_parts
 from tests.support.hub_cache import fill_hub_cache
 

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from harness.api import SCORED
 from harness.config.task_config import MetricSpec
 from harness.errors import UserError
-from harness.outputs.results_file import strict_values
-from harness.running.journal import fingerprint
-from harness.running.metric_errors import ScoredRow
-from harness.running.metrics import AGGREGATIONS
-from harness.running.sample_store import SampleStore
-from harness.running.task_aggregation import aggregate_metrics
+from harness.outputs.results.results_file import strict_values
+from harness.running.journal.journal_file import fingerprint
+from harness.running.journal.sample_store import SampleStore
+from harness.running.task.aggregation import aggregate_metrics
+from harness.running.task.metric_errors import ScoredRow
+from harness.running.task.metrics import AGGREGATIONS
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
 

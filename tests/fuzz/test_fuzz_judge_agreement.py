@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from harness.config.task_config import MetricSpec
 from harness.errors import UserError
-from harness.outputs.compare_stats import CompareOptions
-from harness.outputs.judge_agreement import JudgedPairs, agreement_rows, judge_names, measurement_of
-from harness.outputs.paired_runs import number
+from harness.outputs.compare.judge_agreement import JudgedPairs, agreement_rows, judge_names, measurement_of
+from harness.outputs.compare.paired_runs import number
+from harness.outputs.compare.stats import CompareOptions
 from harness.uncertainty.agreement import MEASUREMENTS
 
 from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from builders.core import contract
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
-from harness.running.task import Task
+from harness.running.task.task import Task
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from harness.errors import UserError
 from harness.redact import scrub
-from harness.running.prompt_store import CHUNK_LEAST, PromptStore, PromptTexts, merge_stores, text_sha256
+from harness.running.journal.prompt_store import CHUNK_LEAST, PromptStore, PromptTexts, merge_stores, text_sha256
 
 from .conftest import JSON, bounded, budget, counted
 

@@ -15,9 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.api import BackendFatalError, GenerationSettings, Response
-from harness.models.api_client.replies import EXCERPT_MOST, error_message, parse_body
-from harness.models.openai_chat.wire import parse_completion
+from harness.models.backends.openai_chat.wire import parse_completion
 from harness.models.registry import get_model_class
+from harness.models.shared.api_client.replies import EXCERPT_MOST, error_message, parse_body
 from harness.running.judge import JudgeSpec, judge_samples
 from tasks.mmlongbench.scoring import parse_judge_json
 from tests.support.model_requests import make_request

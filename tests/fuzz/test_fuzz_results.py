@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cli import main
 from harness.errors import UserError
-from harness.outputs.model_results import load_results
-from harness.outputs.report import write_report
+from harness.outputs.report.report_md import write_report
+from harness.outputs.results.model_results import load_results
+from harness.run.cli import main
 
 from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
 

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from builders.core.contract import MiB
 from harness import redact
-from harness.declared_options import declared
 from harness.errors import UserError
-from harness.models.pricing import PriceTable
-from harness.run_arguments import EvaluationOptions
-from harness.run_file import RunFile, read_run_file
+from harness.models.facts.pricing import PriceTable
+from harness.run.arguments import EvaluationOptions
+from harness.run.declared_options import declared
+from harness.run.run_file import RunFile, read_run_file
 
 from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted
 

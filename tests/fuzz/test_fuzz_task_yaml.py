@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
-from harness.running.task import Task
+from harness.running.task.task import Task
 
 from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.results_runs import harness_run
 from tests.support.view_app import served_view
 

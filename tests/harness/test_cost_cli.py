@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
 from tests.support.chat_server import ChatServer
 from tests.support.killed_runs import journalled, kill_when

@@ -14,9 +14,9 @@ import pytest
 
 from builders.core import contract
 from harness import schema
-from harness.outputs.results_file import ResultsFile, RunConfig, results_file_problem
-from harness.running.journal import JournalHeader, SampleRecord, header_problem, record_problem
-from harness.running.sample_log import SampleLogLine, read_sample_log, sample_log_problem
+from harness.outputs.results.results_file import ResultsFile, RunConfig, results_file_problem
+from harness.running.journal.journal_file import JournalHeader, SampleRecord, header_problem, record_problem
+from harness.running.journal.sample_log import SampleLogLine, read_sample_log, sample_log_problem
 
 TASK = "mmneedle_m1_n2_k1_pos"
 
@@ -27,7 +27,7 @@ def keys(shape: object) -> set[str]:
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
-    from harness.cli import main
+    from harness.run.cli import main
 
     out = tmp_path_factory.mktemp("schemas")
     argv = ["--tasks", TASK, "--model", "random", "--data_dir", str(data_dir), "--limit", "3"]

@@ -19,11 +19,11 @@ from harness.api import BackendFatalError
 from harness.errors import UserError
 from harness.file_writing import LinkRefused, NotReadBack
 from harness.inputs.integrity import HASH_CACHE_ENV, open_files
-from harness.models.openai_chat.model import OpenAIChatModel
+from harness.models.backends.openai_chat.model import OpenAIChatModel
 from harness.running.cache import ResponseCache
+from harness.running.journal.prompt_store import PromptStore
+from harness.running.journal.sample_store import SampleStore
 from harness.running.lock import OutputLock
-from harness.running.prompt_store import PromptStore
-from harness.running.sample_store import SampleStore
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
 from tests.support.openai_batches import OpenAIBatchDesk

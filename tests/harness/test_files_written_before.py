@@ -7,9 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness.outputs.results_file import read_results_file
-from harness.running.journal import header_problem, parse_line, record_problem
-from harness.running.sample_log import read_sample_log
+from harness.outputs.results.results_file import read_results_file
+from harness.running.journal.journal_file import header_problem, parse_line, record_problem
+from harness.running.journal.sample_log import read_sample_log
 
 WRITTEN = Path(__file__).parent / "written_2026_11"
 TASK = "mmneedle_m1_n2_k1_pos"

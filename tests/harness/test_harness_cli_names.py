@@ -29,7 +29,7 @@ def test_tasks_list_and_version(harness) -> None:
     groups = harness("--tasks", "list_groups")
     assert groups.code == 0 and "mmneedle_k1" in groups.out and "Tasks (" not in groups.out
     proc = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "harness.run.cli", "--version"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0 and proc.stdout.startswith("harness (mmlongeval) 0.")
 
@@ -39,7 +39,7 @@ def test_python_dash_m_harness_is_the_harness_command() -> None:
         [sys.executable, "-m", "harness", "--version"], capture_output=True, text=True, timeout=60
     )
     by_cli = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "--version"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "harness.run.cli", "--version"], capture_output=True, text=True, timeout=60
     )
     assert by_module.returncode == 0, by_module.stderr
     assert by_module.stdout == by_cli.stdout and by_module.stdout.startswith("harness (mmlongeval) 0.")
@@ -47,7 +47,7 @@ def test_python_dash_m_harness_is_the_harness_command() -> None:
 
 def test_help_imports_nothing_heavy() -> None:
     code = (
-        "import sys\nfrom harness.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
+        "import sys\nfrom harness.run.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
         "    assert e.code == 0\nheavy = [m for m in ('datasets', 'pandas', 'pyarrow', 'torch', 'PIL') if m in sys.modules]\n"
         "print(','.join(heavy) or 'none')"
     )

@@ -18,7 +18,7 @@ from harness.config.group_rules import MemberScore, strict_mean
 from harness.config.task_config import GroupConfig
 from harness.config.task_index import TaskIndex
 from harness.errors import TaskConfigError
-from harness.outputs.groups import group_entries
+from harness.outputs.results.groups import group_entries
 from tests.support.hf_runs import hf_run
 from tests.support.run_setups import checkpoint_folder, registered_model, run_args
 

@@ -35,7 +35,7 @@ def _file_size_limit(size: int) -> Callable[[], None]:
 def _harness(
     data_dir: Path, out: Path, env: dict[str, str], *, limit: int | None = None, prefix: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess:
-    run = [sys.executable, "-m", "harness.cli", *run_args(TASK, "random", data_dir=data_dir, out=out)]
+    run = [sys.executable, "-m", "harness.run.cli", *run_args(TASK, "random", data_dir=data_dir, out=out)]
     argv = [*prefix, *run, "--log_samples", "--no_progress"]
     return subprocess.run(
         argv,
@@ -122,7 +122,7 @@ def test_a_response_cache_that_cannot_be_written_is_one_line(tmp_path: Path, dat
     assert warm.returncode == 0, warm.stderr
     nowhere = "model=m,base_url=http://127.0.0.1:9/v1"
     unreachable = run_args(TASK, "openai", model_args=nowhere, data_dir=data_dir, out=out)
-    argv = [sys.executable, "-m", "harness.cli", *unreachable, "--cache_dir", str(cache), "--no_progress"]
+    argv = [sys.executable, "-m", "harness.run.cli", *unreachable, "--cache_dir", str(cache), "--no_progress"]
     run = subprocess.run(
         argv, env=script_env, capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(6000)
     )  # not even the cache's second page fits

@@ -38,7 +38,7 @@ def test_bad_settings_stop_the_run_with_one_line(flag: str, value: str, message:
 
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "2.5"])
 def test_bad_limits_are_usage_errors(value: str, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from harness.run.cli import main
 
     argv = _minus_one(data_dir)
     assert main([*argv, "--limit", value]) == 2  # argparse's mistake, as for any malformed flag: one line
@@ -48,8 +48,8 @@ def test_bad_limits_are_usage_errors(value: str, data_dir: Path, capsys: pytest.
 
 
 def test_limit_zero_is_refused_as_it_would_score_nothing(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
-    from harness.run_arguments import run_parser
+    from harness.run.arguments import run_parser
+    from harness.run.cli import main
 
     argv = _minus_one(data_dir)
     assert main([*argv, "--limit", "0"]) == 2
@@ -147,7 +147,7 @@ def test_nothing_scored_names_each_status_in_the_order_the_tasks_counted_it(caps
     """A status one task counts 0 of keeps its place when a later task counts it (a `sum` of Counters reordered)."""
     from types import SimpleNamespace
 
-    from harness.execute import _exit_code
+    from harness.run.execute import _exit_code
 
     tasks = [
         SimpleNamespace(n_effective=2, n_scored=0, counts={"error": 0, "over_length": 2}, judge_counts={}),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.running.journal import journal_name
+from harness.running.journal.journal_file import journal_name
 from tests.support.run_setups import answering_red, run_args, toy_colors_yaml
 
 TASK = "toy_shapes"
@@ -154,7 +154,7 @@ def test_task_yaml_of_the_wrong_shape_is_one_line_naming_file_and_line(tmp_path:
 
 @pytest.fixture(scope="module")
 def results_dir(tmp_path_factory: pytest.TempPathFactory, toy_dir: Path, shape_tasks: Path) -> Path:
-    from harness.cli import main
+    from harness.run.cli import main
 
     out = tmp_path_factory.mktemp("results")
     assert (

@@ -37,7 +37,7 @@ def interrupted(*args, **kwargs):
 
 is_class_method = isinstance(owner.__dict__.get(path[-1]), classmethod) if isinstance(owner, type) else False
 setattr(owner, path[-1], classmethod(interrupted) if is_class_method else interrupted)
-from harness.cli import main
+from harness.run.cli import main
 sys.exit(main(sys.argv[4:]))
 """
 
@@ -80,7 +80,7 @@ def test_sigint_while_an_hf_model_loads_is_one_line(
 def test_sigint_just_as_ray_replicas_are_ready_is_one_line(
     tmp_path: Path, script_env: dict[str, str], toy_dir: Path, toy_tasks: Path
 ) -> None:
-    target = ("harness.models.replicas.pool", "wait_ready", "after")
+    target = ("harness.models.backends.replicas.pool", "wait_ready", "after")
     replicas = run_args(
         "toy_colors", "random", model_args="data_parallel_size=2", include_path=toy_tasks, data_dir=toy_dir
     )
@@ -91,5 +91,5 @@ def test_sigint_just_as_ray_replicas_are_ready_is_one_line(
 def test_sigint_while_the_tasks_data_are_read_is_one_line(
     script_env: dict[str, str], toy_dir: Path, toy_tasks: Path
 ) -> None:
-    target = ("harness.running.task", "Task.load", "before")
+    target = ("harness.running.task.task", "Task.load", "before")
     _interrupted(script_env, target, None, *run_args("toy_colors", "random", include_path=toy_tasks, data_dir=toy_dir))

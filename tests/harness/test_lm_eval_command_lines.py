@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.foreign_args import Refused, translate
 from harness.models.registry import BACKENDS, backend_spec, other_names
+from harness.models.shared.foreign_args import Refused, translate
 from tests.harness.test_lm_eval_flags_on_every_benchmark import code_blocks
 from tests.support.paths import PROJECT
 
@@ -91,7 +91,7 @@ def test_each_documented_model_name_runs_on_its_backend_with_a_typical_argument_
     the backend the table names, the line saying so, one line for each of their arguments, and the checkpoint or
     served model read from their spelling of it (lmms-eval's `model=`, `model_version=`)."""
     from harness.models.aliases import ALIASES
-    from harness.models.args import parse_kv
+    from harness.models.facts.args import parse_kv
 
     assert set(TYPICAL_ARGS) == set(names_table())  # a name added to the table needs its arguments here
     whose, backend = names_table()[name]
@@ -133,10 +133,10 @@ def test_each_backends_table_takes_none_of_its_own_arguments_and_the_docs_list_e
     """An argument of ours always means what it means here: no foreign table holds a backend's own argument."""
     import dataclasses
 
-    from harness.models.hf.settings import HFSettings
-    from harness.models.openai_chat.model import OpenAIChatSettings
-    from harness.models.replicas.settings import POOL_ARGS
-    from harness.models.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_args_class
+    from harness.models.backends.hf.settings import HFSettings
+    from harness.models.backends.openai_chat.model import OpenAIChatSettings
+    from harness.models.backends.replicas.settings import POOL_ARGS
+    from harness.models.backends.vllm_engine.settings import ARG_ALIASES, VLLMSettings, engine_args_class
 
     engine = engine_args_class()  # any field of the installed vLLM's EngineArgs is the vllm backend's too
     own = {
@@ -212,7 +212,7 @@ def test_an_argument_that_means_nothing_here_is_refused_in_one_line_saying_what_
 
 
 def test_a_judges_arguments_are_named_as_the_judges() -> None:
-    from harness.run_plan import resolve_model
+    from harness.run.plan import resolve_model
 
     with pytest.raises(Exception, match=r"^--judge_args max_gen_toks=9: the answer's length"):
         resolve_model("openai", {"model": "m", "max_gen_toks": "9"}, flag="--judge_args")

@@ -16,7 +16,7 @@ from builders.locovqa import build_locovqa
 from builders.mmneedle import build_mmneedle
 from harness import simple_evaluate
 from harness.errors import UserError
-from harness.models.scheduling.auto_batch import FittingBatchSize, is_out_of_memory
+from harness.models.shared.scheduling.auto_batch import FittingBatchSize, is_out_of_memory
 from tests.support.hf_runs import hf_run
 from tests.support.results_runs import harness_run
 from tests.support.run_setups import checkpoint_folder, run_args
@@ -114,7 +114,7 @@ def test_lm_eval_make_table_shows_scored_top_groups_and_no_chance_metric(
 
 
 def test_the_locovqa_report_reads_chance_where_older_results_files_kept_it(locovqa_run: Path, tmp_path: Path) -> None:
-    from harness.outputs.model_results import load_results
+    from harness.outputs.results.model_results import load_results
     from tasks.locovqa.series import series
 
     results = results_file(locovqa_run / "random")
@@ -144,7 +144,7 @@ def test_system_instruction_comes_before_a_tasks_system_prompt_and_keys_the_cach
     from harness.config.task_index import TaskIndex
     from harness.inputs.prompts import with_system_instruction
     from harness.running.cache import request_key
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     config = TaskIndex().tasks["mmneedle_m1_n2_k1_pos"]
     plain, instructed = Task(config), Task(config, system_instruction="Be brief.")
@@ -296,10 +296,10 @@ def test_simple_evaluate_returns_the_samples_with_or_without_an_output_path(data
 def test_importing_the_api_loads_nothing_heavy() -> None:
     code = (
         "import sys, harness; assert callable(harness.simple_evaluate) and callable(harness.evaluate); "
-        "print(sorted(m for m in ('harness.execute', 'harness.run_plan', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))"
+        "print(sorted(m for m in ('harness.run.execute', 'harness.run.plan', 'datasets', 'torch', 'harness.running.runner') if m in sys.modules))"
     )
     before = subprocess.run(
-        [sys.executable, "-c", "import sys, harness; print('harness.execute' in sys.modules)"],
+        [sys.executable, "-c", "import sys, harness; print('harness.run.execute' in sys.modules)"],
         capture_output=True,
         text=True,
         check=True,

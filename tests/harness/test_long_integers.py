@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from builders.core import contract
-from harness.running.journal import journal_name
+from harness.running.journal.journal_file import journal_name
 from tests.support.run_setups import answering_red
 
 BIG = "9" * 5000  # past the limit of 4,300 digits

@@ -145,7 +145,7 @@ def test_every_install_line_in_a_message_or_a_doc_names_an_extra_of_this_checkou
 def test_the_viewers_missing_extra_names_the_install_that_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.cli import main
+    from harness.run.cli import main
 
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     code = main(["view", str(tmp_path)])  # the `harness` fixture adds --no_progress, which `view` does not take
@@ -210,7 +210,7 @@ def test_a_group_page_never_says_not_run_above_the_numbers_of_its_tasks(data_dir
     shows the tasks' numbers; its head says why the group has no value, not "not run"."""
     from starlette.testclient import TestClient
 
-    from harness.cli import main
+    from harness.run.cli import main
     from harness.view.app import create_app, served_hosts
 
     common = ["--data_dir", str(data_dir), "--output_path", str(tmp_path), "--no_progress"]
@@ -237,7 +237,7 @@ def test_the_report_page_is_linked_once_while_report_md_stays_the_same(
     from starlette.testclient import TestClient
 
     import harness.view.pages as pages
-    from harness.cli import main
+    from harness.run.cli import main
     from harness.view.app import create_app, served_hosts
 
     common = ["--data_dir", str(data_dir), "--output_path", str(tmp_path), "--no_progress"]

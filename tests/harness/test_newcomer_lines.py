@@ -79,7 +79,7 @@ def test_missing_data_of_milebench_names_its_hub_release_and_a_task_identity_is_
     """`builder_source` only describes the task: journals written before it was declared still resume."""
     from harness.config.task_index import TaskIndex
     from harness.inputs.build_files import build_command_template
-    from harness.running.task import scored_metadata
+    from harness.running.task.task import scored_metadata
 
     config = TaskIndex([]).tasks["milebench_image_needle"]
     template = build_command_template(config, None)
@@ -107,7 +107,7 @@ def test_a_usage_mistake_is_one_line_without_the_usage(
     argv: list[str], reason: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Item 11: argparse printed the whole usage (28 lines) before the reason."""
-    from harness.cli import main
+    from harness.run.cli import main
 
     assert main(argv) == 2
     assert capsys.readouterr().err.splitlines() == [f"harness: error: {reason}"]
@@ -136,7 +136,7 @@ def test_a_subcommands_mistake_is_one_line_under_the_one_prefix(
     power` said `harness: error: harness compare: ...`, `harness report` `harness: error: harness report: ...`; the
     argparse mistakes of `ls`, `models`, `merge` and `report` began `harness ls: error: ` where every other mistake of
     theirs begins `harness: error: `. One prefix for the program; a subcommand's usage mistake names its --help."""
-    from harness.cli import main
+    from harness.run.cli import main
 
     assert main(argv) == 2
     assert capsys.readouterr().err.splitlines() == [f"harness: error: {reason}"]
@@ -146,11 +146,11 @@ def test_a_subcommands_mistake_is_one_line_under_the_one_prefix(
 def test_harness_alone_prints_its_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """As `lm-eval` and `lm-eval run` alone do (and `builders` alone); it was `harness: error: the following arguments
     are required: --tasks`."""
-    from harness.cli import main
+    from harness.run.cli import main
 
     assert main(argv) == 0
     printed = capsys.readouterr()
-    # --tasks shows as optional: `--config FILE` may give it (harness.run_file)
+    # --tasks shows as optional: `--config FILE` may give it (harness.run.run_file)
     assert printed.out.startswith("usage: harness [-h] [--tasks TASKS]") and "Other commands:" in printed.out
     assert printed.err == ""
 

@@ -173,8 +173,8 @@ def test_lm_eval_and_lmms_eval_flags_run_and_are_recorded_under_lm_eval_keys(nee
 
 
 def test_the_hf_backend_gets_device_and_trust_remote_code_from_the_flags() -> None:
-    from harness.lm_eval_flags import apply_compat_flags
-    from harness.run_arguments import parse_options
+    from harness.run.arguments import parse_options
+    from harness.run.lm_eval_flags import apply_compat_flags
 
     args = parse_options(["--tasks", "x", "--device", "cuda:1", "--trust_remote_code"])
     assert apply_compat_flags(args, "hf", {"pretrained": "m"}) == {

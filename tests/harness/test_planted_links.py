@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import UserError
 from harness.file_writing import write_lines
-from harness.running.journal import journal_name
+from harness.running.journal.journal_file import journal_name
 from tests.support.report_runs import evaluate
 from tests.support.run_setups import answering_red
 

@@ -1,6 +1,6 @@
 """The `harness` command ends without the interpreter's teardown, and loses nothing a normal exit would keep:
 `atexit` callbacks run, stdout and stderr are flushed, the exit code is kept, and a process that still has a
-non-daemon thread or a child exits the normal way (`harness.process_exit`)."""
+non-daemon thread or a child exits the normal way (`harness.run.process_exit`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 SCRIPT = """
 import atexit, sys, threading, time
 from pathlib import Path
-from harness.process_exit import exit_without_teardown
+from harness.run.process_exit import exit_without_teardown
 
 class MarksTeardown:
     def __init__(self, out):
@@ -85,7 +85,7 @@ def test_a_live_child_process_gets_the_normal_exit(tmp_path: Path) -> None:
 def test_a_stdout_that_cannot_be_flushed_exits_120_as_cpython_does(tmp_path: Path) -> None:
     script = tmp_path / "full.py"
     script.write_text(
-        "import sys\nfrom harness.process_exit import exit_without_teardown\n"
+        "import sys\nfrom harness.run.process_exit import exit_without_teardown\n"
         "sys.stdout = open('/dev/full', 'w')\nprint('x' * 10)\nexit_without_teardown(0)\n"
     )
     proc = subprocess.run(

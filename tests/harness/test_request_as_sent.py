@@ -85,7 +85,7 @@ def test_hf_shows_the_text_its_processor_was_given(
 def test_vllm_shows_the_prompt_its_engine_was_given(
     tiny_llava: Path, data_dir: Path, tmp_path: Path, harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.models.vllm_engine import backend
+    from harness.models.backends.vllm_engine import backend
     from tests.support import fake_vllm
 
     real = backend.VLLMModel.__init__
@@ -245,7 +245,7 @@ def test_log_samples_exports_the_records_as_sent(
     """`--log_samples` writes lm-eval's samples file from the journal's records: each `arg_0` is the text the record
     names (from the prompt store), the text the viewer shows; the journal's records hold the text's hash, not the
     text, and the store holds each text once."""
-    from harness.running.prompt_store import PromptTexts
+    from harness.running.journal.prompt_store import PromptTexts
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "out"
@@ -311,7 +311,7 @@ def test_a_model_that_shrinks_images_shows_them_as_sent(tmp_path: Path, harness,
 def test_a_journal_from_before_the_prompt_store_resumes_and_exports(data_dir: Path, tmp_path: Path, harness) -> None:
     """A record with its prompt inline (`--log_samples` before the prompt store) is resumed, compared by its text,
     and exported with it; the viewer shows it as sent."""
-    from harness.running.prompt_store import PromptTexts
+    from harness.running.journal.prompt_store import PromptTexts
 
     out = tmp_path / "out"
     args = run_args(data_dir, out, "--model", "constant", "--model_args", "answer=-1")

@@ -24,8 +24,8 @@ TWO = ("--gen_kwargs", "max_gen_toks=2")  # every answer two tokens long
 
 def journal_records(out: Path, task: str) -> list[dict]:
     """The task's journal records under `out`, each with its prompt's text from the journal's prompt store."""
-    from harness.running.prompt_store import PromptTexts
-    from harness.running.sample_log import with_prompt
+    from harness.running.journal.prompt_store import PromptTexts
+    from harness.running.journal.sample_log import with_prompt
 
     (journal,) = out.rglob(f"journal_{task}.jsonl")
     texts = PromptTexts.at(journal.with_name(f"prompts_{task}.jsonl"))

@@ -1,6 +1,6 @@
 """No command that reads a results folder runs code the folder names (issue 49, item 1): `harness view`, `harness
 report` and `harness merge` take task code only from the installed task folders and the `--include_path` given on
-their own command line, through one rule (`harness.outputs.trusted_tasks`). `harness merge` built the tasks of the
+their own command line, through one rule (`harness.outputs.results.trusted_tasks`). `harness merge` built the tasks of the
 folder its shards' results recorded and imported their `!function` hooks.
 
 The folder the shards' results record holds the toy tasks, whose `utils.py` leaves a mark when imported. Every
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli
-from harness.cli import main
+from harness.run import cli
+from harness.run.cli import main
 from tests.support.results_runs import planted_task_code, record_include_path
 from tests.support.view_app import view_client
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cli import main
 from harness.config.yaml_loader import YAML_MOST
 from harness.errors import UserError
-from harness.run_arguments import EvaluationOptions, parse_options, run_parser
-from harness.run_file import read_run_file
+from harness.run.arguments import EvaluationOptions, parse_options, run_parser
+from harness.run.cli import main
+from harness.run.run_file import read_run_file
 from tests.harness.test_lm_eval_flags_on_every_benchmark import code_blocks
 from tests.harness.test_run_options import BAD
 from tests.support.chat_server import ChatServer

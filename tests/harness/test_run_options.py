@@ -1,4 +1,4 @@
-"""Each run option is declared once (`harness.run_arguments.EvaluationOptions`, issue 43 item 2): the `harness`
+"""Each run option is declared once (`harness.run.arguments.EvaluationOptions`, issue 43 item 2): the `harness`
 flag, the field the run's plan reads and the keyword of `simple_evaluate` all come from that declaration, a value
 means the same given either way, and a bad value is the same one-line error either way."""
 
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from harness import simple_evaluate
-from harness.cli import main
-from harness.declared_options import FLAG, Flag, declared
 from harness.errors import UserError
-from harness.run_arguments import EvaluationOptions, parse_options, run_parser
-from harness.run_plan import RunPlan
+from harness.run.arguments import EvaluationOptions, parse_options, run_parser
+from harness.run.cli import main
+from harness.run.declared_options import FLAG, Flag, declared
+from harness.run.plan import RunPlan
 
 OPTIONS = declared(EvaluationOptions)
 BASE = ["--tasks", "mmneedle_m1_n2_k1_pos", "--model", "random"]

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.chat_server import ChatServer
 
 USER = "reader"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 
 from harness.api import BackendFatalError, Model, Request, Response
-from harness.outputs.results import model_folder_name
+from harness.outputs.results.results import model_folder_name
 from harness.redact import REDACTED, is_secret_name, redact_mapping, redact_text, secret_values
 from harness.running.cache import CachingModel, ResponseCache
 from tests.support.model_requests import make_request
@@ -106,8 +106,8 @@ def test_cache_keeps_what_a_failing_batch_answered(tmp_path):
 
 
 def test_a_backend_failure_report_is_one_line_with_details_in_a_file(mmneedle_dir, tmp_path, capsys):
-    from harness.cli import main
     from harness.models.registry import _REGISTRY, register_model
+    from harness.run.cli import main
 
     @register_model("test_replica_dies")
     class ReplicaDies(Model):
@@ -149,10 +149,10 @@ def test_a_backend_failure_report_is_one_line_with_details_in_a_file(mmneedle_di
 
 
 def test_every_backend_reads_model_args_with_one_parser():
-    from harness.models.args import settings_from_args
-    from harness.models.hf.settings import HFSettings
-    from harness.models.openai_chat.model import OpenAIChatSettings
-    from harness.models.vllm_engine.settings import VLLMSettings
+    from harness.models.backends.hf.settings import HFSettings
+    from harness.models.backends.openai_chat.model import OpenAIChatSettings
+    from harness.models.backends.vllm_engine.settings import VLLMSettings
+    from harness.models.facts.args import settings_from_args
 
     cases = [
         (HFSettings, {"pretrained": "p"}, "trust_remote_code"),

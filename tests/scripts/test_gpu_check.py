@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support import fake_vllm
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT
 from tests.support.paths import PROJECT
@@ -107,9 +107,9 @@ def test_gpu_check_needs_a_gpu(tmp_path):
         pytest.skip("this machine has nvidia-smi")
     result = _gpu_check(bash, tmp_path, env)
     assert result.returncode == 2
-    # Without the installed command, the checkout's module (python -c 'from harness.cli import main') does.
+    # Without the installed command, the checkout's module (python -c 'from harness.run.cli import main') does.
     runnable = (bin_dir / "harness").exists() or subprocess.run(
-        ["python", "-c", "import harness.cli, builders.cli"], env=env, capture_output=True
+        ["python", "-c", "import harness.run.cli, builders.cli"], env=env, capture_output=True
     ).returncode == 0
     expected = (
         "gpu_check: no nvidia-smi: this check needs an NVIDIA GPU"

@@ -95,7 +95,7 @@ def anthropic_server() -> Iterator[AnthropicServer]:
 def hf_processor_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, dict]]:
     """What the hf backend gives its processor, call by call, as its generation runs on: (`text=`, the number of
     images, the processor settings)."""
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
 
     given: list[tuple[str, int, dict]] = []
     real = HFModel._generate

@@ -974,9 +974,9 @@ def build(model_type: str, folder: Path) -> Path:
 
 
 def counting(folder: Path) -> str:
-    """How the `hf` backend counts a prompt of the checkpoint before sending it (`harness.models.hf_counting`), in
+    """How the `hf` backend counts a prompt of the checkpoint before sending it (`harness.models.shared.hf_counting`), in
     docs/models.md's words."""
-    from harness.models.hf_counting import ProcessorCount
+    from harness.models.shared.hf_counting import ProcessorCount
 
     count = ProcessorCount.load(str(folder), offline=True)
     if count.counts_images:

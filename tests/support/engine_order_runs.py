@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.config.task_index import TaskIndex
 from harness.running.runner import Runner, RunOptions
-from harness.running.task import Task
+from harness.running.task.task import Task
 
 NIAH_CONFIGS = ("niah_vh_single_8k", "niah_vh_multi_8k")
 

@@ -64,7 +64,7 @@ FAKE_ENGINE = f"{__name__}:FakeEngine"
 
 def fake_model(**args: str):
     """An sglang backend over `FakeEngine`, from model arguments as `--model_args` gives them."""
-    from harness.models.sglang_engine.backend import SGLangModel
-    from harness.models.sglang_engine.settings import model_settings
+    from harness.models.backends.sglang_engine.backend import SGLangModel
+    from harness.models.backends.sglang_engine.settings import model_settings
 
     return SGLangModel(model_settings({"pretrained": "tiny/qwen-vl", **args}), engine_factory=FAKE_ENGINE)

@@ -146,7 +146,7 @@ def settings(**kw):
     """`VLLMSettings` from typed values, as a test writes them: the backend's own by name, the rest the engine's."""
     import dataclasses
 
-    from harness.models.vllm_engine.settings import VLLMSettings
+    from harness.models.backends.vllm_engine.settings import VLLMSettings
 
     values = {"pretrained": "tiny/qwen-vl", "max_model_len": 2048, "use_tqdm": False, **kw}
     own = {f.name for f in dataclasses.fields(VLLMSettings) if f.init}
@@ -162,16 +162,16 @@ def sized_ref(width: int, height: int, tag: str = ""):
 
 def fake_model(**kw):
     """A vllm backend over `FakeLLM`."""
-    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.backends.vllm_engine.backend import VLLMModel
 
     return VLLMModel(settings(**kw), llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
 
 
 def fake_replica(backend: str, args: dict[str, str], batch_size: int, max_batch_tokens: int | None):
-    """How a Ray replica builds its backend (`harness.models.replicas.actor.Build`): the vllm backend over `FakeLLM`,
+    """How a Ray replica builds its backend (`harness.models.backends.replicas.actor.Build`): the vllm backend over `FakeLLM`,
     from the run's model arguments as `VLLMModel.from_args` reads them."""
-    from harness.models.vllm_engine.backend import VLLMModel
-    from harness.models.vllm_engine.settings import vllm_settings
+    from harness.models.backends.vllm_engine.backend import VLLMModel
+    from harness.models.backends.vllm_engine.settings import vllm_settings
 
     assert backend == "vllm"
     defaults = {"pretrained": "tiny/qwen-vl", "max_model_len": "2048", "use_tqdm": "false"}

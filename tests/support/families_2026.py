@@ -40,7 +40,7 @@ def glm46v(template: str = templates.GLM4_5V) -> Any:
     family's published pixel bounds (`harness.models.families.glm4v`: no GLM-4.6V file of its own is stored)."""
     from transformers import Glm46VImageProcessorPil, Glm46VProcessor
 
-    from harness.models.hf_image_only import without_video
+    from harness.models.shared.hf_image_only import without_video
 
     made = processors.glm4v(template)
     size = made.image_processor.size  # the bounds the family's processor configs ship

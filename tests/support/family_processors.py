@@ -40,7 +40,7 @@ def tokenizer(specials: tuple[str, ...], bos: str | None = "<s>", adds_bos: bool
 def qwen2_vl() -> Any:
     from transformers import Qwen2VLImageProcessorPil, Qwen2VLProcessor
 
-    from harness.models.hf_image_only import without_video
+    from harness.models.shared.hf_image_only import without_video
 
     specials = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>")
     images = Qwen2VLImageProcessorPil(min_pixels=3136, max_pixels=12845056, patch_size=14, merge_size=2)
@@ -82,7 +82,7 @@ def idefics3() -> Any:
 def internvl3() -> Any:
     from transformers import GotOcr2ImageProcessorPil, InternVLProcessor
 
-    from harness.models.hf_image_only import without_video
+    from harness.models.shared.hf_image_only import without_video
 
     marks = {"start_image_token": "<img>", "end_image_token": "</img>", "context_image_token": "<IMG_CONTEXT>"}
     text = tokenizer(("<|im_start|>", "<|im_end|>", "<video>"), bos=None, video_token="<video>", **marks)

@@ -90,7 +90,7 @@ def tiny_checkpoint(name: str, **checkpoint_settings: Any) -> Path:
 
 def _record_own_arguments(processor: Any, folder: Path) -> None:
     """Write what the published checkpoints' processor_config.json holds and a processor built without its video part
-    does not save: the real class's name and its own constructor arguments (`harness.models.hf_image_only`)."""
+    does not save: the real class's name and its own constructor arguments (`harness.models.shared.hf_image_only`)."""
     real = type(processor).__mro__[1]
     parts = {"self", "image_processor", "tokenizer", "video_processor", "chat_template", "kwargs"}
     path = folder / "processor_config.json"
@@ -111,7 +111,7 @@ def _family(name: str) -> ForwardFamily:
 
 def backend(name: str, checkpoint: Path | None = None, **model_args: str) -> Any:
     """The `hf` backend on the family's tiny checkpoint, on the CPU (one per family, checkpoint and arguments)."""
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
 
     family = _family(name)
     folder = checkpoint or tiny_checkpoint(name)
@@ -137,7 +137,7 @@ def forward_pass(name: str, request: Request, checkpoint: Path | None = None, **
 def checkpoint_pass(folder: Path, request: Request) -> ForwardPass:
     """`request` through the `hf` backend on any checkpoint folder (`tests.support.checkpoint_factory`'s), its image
     tokens those of its processor's image token."""
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
 
     key = ("", str(folder), ())
     if key not in _MODELS:

@@ -30,7 +30,7 @@ from harness.api import Request
 from harness.config.task_index import TaskIndex
 from harness.inputs.input_policy import InputPolicy, apply_policy
 from harness.models.aliases import ALIASES, alias_policy, resolve, task_benchmarks
-from harness.running.task import Task
+from harness.running.task.task import Task
 from tests.support.forward_families import FAMILIES, ForwardFamily
 
 LENGTHS = ("8k", "16k", "32k", "64k", "128k")

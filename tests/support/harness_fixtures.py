@@ -16,7 +16,7 @@ from typing import Any
 import datasets
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.run_setups import run_args
 from tests.support.tiny_llava import build_tiny_llava
 
@@ -81,8 +81,8 @@ class Run:
 
     def samples(self, name: str, task: str) -> list[dict[str, Any]]:
         """The task's journal records, each with its prompt's text from the journal's prompt store."""
-        from harness.running.prompt_store import PromptTexts
-        from harness.running.sample_log import with_prompt
+        from harness.running.journal.prompt_store import PromptTexts
+        from harness.running.journal.sample_log import with_prompt
 
         lines = (self.model_dir(name) / f"journal_{task}.jsonl").read_text().splitlines()
         texts = PromptTexts.at(self.model_dir(name) / f"prompts_{task}.jsonl")

@@ -15,7 +15,7 @@ from PIL import Image
 
 from harness.api import GenerationSettings, Request, Response
 from harness.inputs.prompts import messages_from_prompt
-from harness.models.api_client.calls import ApiModel
+from harness.models.shared.api_client.calls import ApiModel
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.gemini_server import GeminiServer
 from tests.support.model_requests import encode_image, image_ref, make_request

@@ -1,6 +1,6 @@
 """MMLongBench's official text-only wrapper (`vlm_model/text_only_model.py:8-60`, 26197d2), reimplemented from its code
 for the text-only tests: how it builds a sample's chat and fits it, independently of the harness's path
-(`harness.models.hf.text_only`). `sample` holds the loader's `context` and `question`; `user_template` and
+(`harness.models.backends.hf.text_only`). `sample` holds the loader's `context` and `question`; `user_template` and
 `system_template` are the loader's (`data.py`)."""
 
 from __future__ import annotations

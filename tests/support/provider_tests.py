@@ -17,8 +17,8 @@ from typing import Protocol, TypeVar
 import pytest
 
 from harness.api import BackendFatalError, GenerationSettings, Request, Response
-from harness.models.api_client.calls import ApiModel
 from harness.models.registry import get_model_class
+from harness.models.shared.api_client.calls import ApiModel
 from tests.support.model_requests import make_request
 
 ModelT = TypeVar("ModelT", bound=ApiModel)

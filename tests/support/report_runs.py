@@ -1,5 +1,5 @@
 """Helpers of the report tests: evaluate with the in-process `harness` fixture, write the report, read the text of
-an SVG figure (as `harness.outputs.figures.save_figure` writes it, text kept as text)."""
+an SVG figure (as `harness.outputs.report.figures.save_figure` writes it, text kept as text)."""
 
 from __future__ import annotations
 

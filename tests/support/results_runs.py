@@ -14,7 +14,7 @@ import pytest
 def harness_run(out: Path, data_dir: Path, tasks: str, model: str, *args: str) -> Path:
     """`harness --tasks TASKS --model MODEL ARGS --data_dir DATA_DIR --output_path OUT`, in process; asserts it
     exits 0 and returns `out`."""
-    from harness.cli import main
+    from harness.run.cli import main
 
     argv = ["--tasks", tasks, "--model", model, *args, "--data_dir", str(data_dir), "--output_path", str(out)]
     assert main([*argv, "--no_progress"]) == 0
@@ -46,9 +46,9 @@ def planted_task_code(toy_tasks: Path, folder: Path, mark: Path, benchmark: str)
     (planted / "utils.py").write_text(
         f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n"
         + (planted / "utils.py").read_text()
-        + "\nfrom harness.config.benchmark import Benchmark\nfrom harness.outputs.report_hooks import ReportHooks\n"
+        + "\nfrom harness.config.benchmark import BenchmarkDeclaration\nfrom harness.outputs.report.hooks import ReportHooks\n"
         + "\ndef report(model, data, out_dir):\n    return []\n"
-        + f"\nBENCHMARK = Benchmark({benchmark!r}, report=ReportHooks(section=report))\n"
+        + f"\nBENCHMARK = BenchmarkDeclaration({benchmark!r}, report=ReportHooks(section=report))\n"
     )
     (planted / "_toy.yaml").write_text((planted / "_toy.yaml").read_text() + "benchmark: !function utils.BENCHMARK\n")
     return planted

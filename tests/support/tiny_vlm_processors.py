@@ -41,7 +41,7 @@ LLAVA_NEXT_PINPOINTS = [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1
 
 
 def _image_only(processor_class: type) -> type:
-    from harness.models.hf_image_only import without_video
+    from harness.models.shared.hf_image_only import without_video
 
     return without_video(processor_class)
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.api import Model, ModelFacts, Request, Response
-from harness.models.args import at_least, settings_from_args
 from harness.models.backend_spec import BackendSpec
+from harness.models.facts.args import at_least, settings_from_args
 from harness.models.registry import register_model
 
 # What the harness knows of it: where its Model is, and that reports label its results "toy", not "toy (toy)". Every

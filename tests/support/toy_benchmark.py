@@ -42,8 +42,8 @@ TOY_DECLARATION = """\
 \"\"\"The toy benchmark, declared once: its paper's models (every task and group names it, `benchmark: !function
 benchmark.BENCHMARK`).\"\"\"
 
-from harness.config.benchmark import Benchmark
-from harness.models.paper_models import PaperModel, PaperModels, rule
+from harness.config.benchmark import BenchmarkDeclaration
+from harness.models.facts.paper_models import PaperModel, PaperModels, rule
 
 PAPER_MODELS = PaperModels(
     (
@@ -59,7 +59,7 @@ PAPER_MODELS = PaperModels(
     )
 )
 
-BENCHMARK = Benchmark("Toy", paper=PAPER_MODELS)
+BENCHMARK = BenchmarkDeclaration("Toy", paper=PAPER_MODELS)
 """
 
 

@@ -12,7 +12,7 @@ from datasets import Features, Value
 from PIL import Image
 
 from builders.core import contract
-from builders.core.benchmark import Benchmark
+from builders.core.benchmark import BuilderSpec
 from builders.core.benchmark_build import BenchmarkBuild
 from builders.core.contract import at_least, option
 from builders.core.contract_rows import IMAGE_COLUMNS, PROMPT_COLUMN, TOKEN_COLUMNS, row_features
@@ -76,4 +76,4 @@ def toy_row(config: str, i: int, encoder: FileJpegEncoder) -> tuple[dict[str, An
     return {"id": f"{config}-{i}", "prompt": prompt, "answer": answer}, images
 
 
-BENCHMARK = Benchmark(ToyBuild, summary="coloured squares, for tests", config_lines=CONFIGS)
+BENCHMARK = BuilderSpec(ToyBuild, summary="coloured squares, for tests", config_lines=CONFIGS)

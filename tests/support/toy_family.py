@@ -5,9 +5,9 @@ docs/ADDING_A_MODEL_FAMILY.md shows this file, and `test_adding_a_model_family.p
 
 from __future__ import annotations
 
-from harness.models.alias import Alias, hf
-from harness.models.families.family import ImageTokens, ModelFamily, fixed, template
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import Alias, hf
+from harness.models.facts.family import ImageTokens, ModelFamily, fixed, template
+from harness.models.facts.prompt_style import PromptStyle
 
 FAMILY = ModelFamily(
     "ToyVision",

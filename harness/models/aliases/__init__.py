@@ -4,7 +4,7 @@
 (`--model qwen2.5-vl --model_args max_pixels=401408`), and `backend=vllm` switches the backend while keeping the
 checkpoint. An alias holds what is true of the model whatever the benchmark (`alias.Alias`); what a paper did with it
 (its name in the paper, the checkpoint or snapshot it ran, that benchmark's arguments and per-task input rules, each
-departure with its reason) is the benchmark's (`Benchmark.paper`, `harness.models.paper_models`), read through the
+departure with its reason) is the benchmark's (`BenchmarkDeclaration.paper`, `harness.models.facts.paper_models`), read through the
 run's tasks (`task_benchmarks`). The results record all of it (`config.alias_info`, `config.input_policies`).
 
 No alias caps a prompt's length where the official code did not: the official wrappers ran every length untruncated,
@@ -16,22 +16,54 @@ enforced. A vLLM engine needs a length to allocate for: the `vllm` aliases give 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 
-from harness.config.benchmark import Benchmark, declared_benchmarks
+from harness.config.benchmark import BenchmarkDeclaration, declared_benchmarks
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
 from harness.inputs.input_policy import InputPolicy
-from harness.models.alias import Alias, benchmark_args, run_policy
-from harness.models.families import aliases, style_named
-from harness.models.paper_models import paper_of
-from harness.models.registry import backend_spec
-from harness.models.remote_code import alias_trust
-
-ALIASES: dict[str, Alias] = aliases()  # every family module's (`harness.models.families`)
+from harness.models.facts.alias import Alias, benchmark_args, run_policy
+from harness.models.facts.paper_models import paper_of
+from harness.models.facts.remote_code import alias_trust
+from harness.models.registry import available_models, backend_spec
 
 
-def task_benchmarks(names: Iterable[str], index: TaskIndex | None = None) -> list[Benchmark]:
+class FamilyAliases(MutableMapping[str, Alias]):
+    """Every family module's aliases (`harness.models.families.aliases`), by name, read the first time one is asked
+    for: a run of a backend by its own name (`--model random`) imports no family."""
+
+    @functools.cached_property
+    def _aliases(self) -> dict[str, Alias]:
+        from harness.models.families import aliases
+
+        found = aliases()
+        shadowed = sorted(set(found) & set(available_models()))
+        if shadowed:  # a backend's own name is looked up without reading the aliases, so none may take it
+            raise ValueError(f"aliases named as backends: {', '.join(shadowed)}")
+        return found
+
+    def __getitem__(self, name: str) -> Alias:
+        if not isinstance(name, str) or name in available_models():
+            raise KeyError(name)  # no alias has a backend's name (checked as they are read): nothing to read
+        return self._aliases[name]
+
+    def __setitem__(self, name: str, alias: Alias) -> None:
+        self._aliases[name] = alias
+
+    def __delitem__(self, name: str) -> None:
+        del self._aliases[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._aliases)
+
+    def __len__(self) -> int:
+        return len(self._aliases)
+
+
+ALIASES = FamilyAliases()
+
+
+def task_benchmarks(names: Iterable[str], index: TaskIndex | None = None) -> list[BenchmarkDeclaration]:
     """The benchmarks the tasks and groups `names` declare (`benchmark:` in their YAML; a group without one, its
     tasks'), read through the task index (the installed tasks when none is given); a name the index does not know
     declares none."""
@@ -46,7 +78,15 @@ def task_benchmarks(names: Iterable[str], index: TaskIndex | None = None) -> lis
     return declared_benchmarks(configs)
 
 
-def index_benchmarks(index: TaskIndex | None = None) -> list[Benchmark]:
+def alias_benchmarks(
+    model: str | None, names: Iterable[str], index: TaskIndex | None = None
+) -> list[BenchmarkDeclaration]:
+    """The benchmarks of the tasks `names` (`task_benchmarks`) where `model` is an alias, whose paper runs they
+    hold; none otherwise, and nothing of the tasks' declarations is read (their report and viewer code)."""
+    return task_benchmarks(names, index) if model in ALIASES else []
+
+
+def index_benchmarks(index: TaskIndex | None = None) -> list[BenchmarkDeclaration]:
     """Every benchmark the index's tasks and groups declare (the installed tasks when none is given)."""
     index = index if index is not None else _installed()
     return declared_benchmarks([*index.tasks.values(), *index.groups.values()])
@@ -57,7 +97,9 @@ def _installed() -> TaskIndex:
     return TaskIndex()
 
 
-def alias_policy(name: str, task: str, benchmark: Benchmark | None = None, looked_up: bool = False) -> InputPolicy:
+def alias_policy(
+    name: str, task: str, benchmark: BenchmarkDeclaration | None = None, looked_up: bool = False
+) -> InputPolicy:
     """The input policy of the alias `name` on `task`, a task of `benchmark` (`looked_up`: the run read it from the
     task's config, None when it declares none; else the benchmark the installed task declares): its own rules, then
     its paper run's there."""
@@ -68,11 +110,11 @@ def alias_policy(name: str, task: str, benchmark: Benchmark | None = None, looke
 
 
 def resolve(
-    name: str, cli_args: dict[str, str], benchmarks: Iterable[Benchmark] = ()
+    name: str, cli_args: dict[str, str], benchmarks: Iterable[BenchmarkDeclaration] = ()
 ) -> tuple[str, dict[str, str], str | None]:
     """(backend, merged model args, alias name or None) for `--model NAME --model_args ...` on tasks of these
     benchmarks (`task_benchmarks`)."""
-    if name not in ALIASES:
+    if name in available_models() or name not in ALIASES:  # a backend's own name reads no family
         return name, dict(cli_args), None
     alias = ALIASES[name]
     merged = {**benchmark_args(name, alias, benchmarks, given=cli_args), **cli_args}
@@ -90,7 +132,7 @@ def resolve(
 
 
 def alias_info(
-    name: str, benchmarks: Iterable[Benchmark] = (), args: Mapping[str, str] | None = None
+    name: str, benchmarks: Iterable[BenchmarkDeclaration] = (), args: Mapping[str, str] | None = None
 ) -> dict[str, object]:
     """What the results record about the alias `name` on a run of these benchmarks (`Alias.describe`), with the
     prompt its official wrapper built (the template, system message, prefill and BOS) as `args`, the arguments the
@@ -102,10 +144,12 @@ def alias_info(
 
 def prompt_of(args: Mapping[str, str]) -> dict[str, object]:
     """The prompt style these model arguments name (`prompt_style`, else the default), described."""
+    from harness.models.families import style_named
+
     return style_named(args.get("prompt_style", "default")).describe()
 
 
-def left_out(name: str, tasks: Iterable[tuple[str, Benchmark | None]]) -> list[str]:
+def left_out(name: str, tasks: Iterable[tuple[str, BenchmarkDeclaration | None]]) -> list[str]:
     """What a run of the alias `name` is told about its tasks that the paper's run of it left out (its paper model's
     `not_run`, per benchmark of each task): one line per reason. The run goes on (which tasks a model runs is the
     command's choice) and departs from the paper there; the report shows the paper's N/A beside ours."""

@@ -1,6 +1,6 @@
 """`harness models`: the backends, every alias with the paper models it stands for and how it runs each ("as the
 paper" or "departs: why", per benchmark), and the papers' models that have no alias, with the reason: the one table
-each benchmark declares (`Benchmark.paper`), read through the installed task folders. A model only a paper's
+each benchmark declares (`BenchmarkDeclaration.paper`), read through the installed task folders. A model only a paper's
 ablations ran (`PaperModels.ablations`) is said so ("MMLongBench ablation"). Last, every model family of the registry
 (`harness.models.families`): the backends its aliases run on, or why no backend here loads it. With `--tasks`
 (`sends`), what one name sends for those tasks, as a run resolves it."""
@@ -10,14 +10,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 
-from harness.config.benchmark import Benchmark
+from harness.config.benchmark import BenchmarkDeclaration
 from harness.errors import UserError, suggest
-from harness.models.alias import Alias
-from harness.models.paper_models import PaperModel, PaperModels
+from harness.models.facts.alias import Alias
+from harness.models.facts.paper_models import PaperModel, PaperModels
 
 
 def _alias_lines(
-    name: str, alias: Alias, width: int, backend_width: int, tables: list[tuple[Benchmark, PaperModels]]
+    name: str, alias: Alias, width: int, backend_width: int, tables: list[tuple[BenchmarkDeclaration, PaperModels]]
 ) -> list[str]:
     settings = ",".join(f"{k}={v}" for k, v in alias.args.items())
     lines = [f"  {name:<{width}}{alias.backend:<{backend_width}}{settings}"]
@@ -44,19 +44,22 @@ def _alias_lines(
     return lines
 
 
-def _where(benchmark: Benchmark, table: PaperModels, run: PaperModel) -> str:
+def _where(benchmark: BenchmarkDeclaration, table: PaperModels, run: PaperModel) -> str:
     """The benchmark, and "ablation" for a model only its paper's ablations ran (none of its result tables)."""
     return f"{benchmark.name} ablation" if table.is_ablation(run) else benchmark.name
 
 
 def listing(
-    backends: list[str], benchmarks: Iterable[Benchmark], name: str | None = None, benchmark: str | None = None
+    backends: list[str],
+    benchmarks: Iterable[BenchmarkDeclaration],
+    name: str | None = None,
+    benchmark: str | None = None,
 ) -> str:
     """The listing, or part of it: `name` keeps the aliases (and backends) whose name holds it, case aside (an
     alias's own name: that alias alone); `benchmark` keeps one benchmark's paper models, the aliases that run one of
     them and those without an alias. A filter that keeps nothing is a `UserError` with the names it could be."""
     from harness.models.aliases import ALIASES
-    from harness.models.paper_models import papers
+    from harness.models.facts.paper_models import papers
 
     benchmarks = list(benchmarks)
     tables = papers(benchmarks)
@@ -118,14 +121,16 @@ def _family_lines() -> list[str]:
     return lines
 
 
-def sends(name: str, backend: str, args: Mapping[str, str], tasks: Sequence[tuple[str, Benchmark | None]]) -> str:
+def sends(
+    name: str, backend: str, args: Mapping[str, str], tasks: Sequence[tuple[str, BenchmarkDeclaration | None]]
+) -> str:
     """`harness models NAME --tasks ...`: what `--model NAME` sends on these tasks (each with the benchmark it
-    declares), resolved to `backend` and `args` as a run resolves them (`harness.run_plan.resolve_model`): those
+    declares), resolved to `backend` and `args` as a run resolves them (`harness.run.plan.resolve_model`): those
     arguments, the snapshot, the prompt style they name, and for an alias its paper runs there, its input policy on
     each task and the tasks its paper's run left out, as the results record them (`config.model_args`,
     `config.alias_info`, `config.input_policies`)."""
     from harness.models.aliases import ALIASES, alias_policy, left_out, prompt_of
-    from harness.models.paper_models import papers
+    from harness.models.facts.paper_models import papers
     from harness.models.registry import backend_spec
 
     names = [task for task, _ in tasks]

@@ -1,5 +1,5 @@
 """The model families, by name: one line each in `FAMILIES`, naming the module whose `FAMILY` (a
-`harness.models.families.family.ModelFamily`) declares it, as `harness.models.registry` lists the backends (and vLLM's
+`harness.models.facts.family.ModelFamily`) declares it, as `harness.models.registry` lists the backends (and vLLM's
 `model_executor/models/registry.py` its architectures). A family module holds what is true of a kind of model
 whatever the benchmark: its image-token rule, its prompt formats and bundled templates, the `model_type` and
 architecture names that identify it, its aliases. Adding a family adds its module and one line here
@@ -19,9 +19,9 @@ import functools
 import importlib
 from collections.abc import Iterable
 
-from harness.models.alias import Alias
-from harness.models.families.family import ImageTokens, ModelFamily
-from harness.models.prompt_style import DEFAULT, TEXT_ONLY, THINKING, PromptStyle
+from harness.models.facts.alias import Alias
+from harness.models.facts.family import ImageTokens, ModelFamily
+from harness.models.facts.prompt_style import DEFAULT, TEXT_ONLY, THINKING, PromptStyle
 
 # name -> the module that declares it, as `FAMILY`; the order is the API names' fragments' (a more specific first).
 FAMILIES: dict[str, str] = {
@@ -101,7 +101,7 @@ def checkpoint_family(pretrained: str, revision: str | None = None) -> tuple[Ima
     """The variant of a checkpoint (a Hub name or a local folder) by its `config.json` on this machine, read
     offline (`config_family`), or by the alias that names it where the config is not here; with how it was found, or
     why it was not, in words."""
-    from harness.models.checkpoint import read_checkpoint
+    from harness.models.facts.checkpoint import read_checkpoint
 
     config = read_checkpoint(pretrained, revision)
     if config is not None:

@@ -6,7 +6,7 @@ and the run's over-length screen):
 - exact where the type's processor tells an image's tokens from its size (transformers'
   `_get_num_multimodal_tokens`, as vLLM asks it);
 - else measured: the processor is given a blank image of each size and its expansion counted
-  (`harness.models.hf_counting.measured`);
+  (`harness.models.shared.hf_counting.measured`);
 - only where that fails, an estimate, by the family's rule where a family module names the type
   (`harness.models.families`), else by the rows' own rule. Either way the real input ids are checked before
   `generate`.

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias
-from harness.models.families.family import ImageTokens, ModelFamily
+from harness.models.facts.alias import Alias
+from harness.models.facts.family import ImageTokens, ModelFamily
 
 ANTHROPIC = "https://api.anthropic.com/v1/"
 

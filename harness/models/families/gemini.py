@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias
-from harness.models.families.family import ImageTokens, ModelFamily
+from harness.models.facts.alias import Alias
+from harness.models.facts.family import ImageTokens, ModelFamily
 
 RETIRED = "Google retired this preview snapshot; the alias runs only where an endpoint still serves it"
 # The thinking Gemini 3 applies where a request sends no thinking_config (the Gemini 3 developer guide,

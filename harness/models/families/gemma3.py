@@ -4,9 +4,9 @@ and the aliases."""
 
 from __future__ import annotations
 
-from harness.models.alias import Alias, hf
-from harness.models.families.family import ImageTokens, ModelFamily, fixed
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import Alias, hf
+from harness.models.facts.family import ImageTokens, ModelFamily, fixed
+from harness.models.facts.prompt_style import PromptStyle
 
 
 def _gemma3(size: str) -> Alias:

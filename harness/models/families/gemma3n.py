@@ -15,8 +15,8 @@ expands each `<image_soft_token>` to `\\n\\n<start_of_image>` + 256 tokens + `<e
 
 from __future__ import annotations
 
-from harness.models.alias import Alias, hf
-from harness.models.families.family import ImageTokens, ModelFamily, fixed
+from harness.models.facts.alias import Alias, hf
+from harness.models.facts.family import ImageTokens, ModelFamily, fixed
 
 
 def _gemma3n(size: str) -> Alias:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias, hf
-from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import Alias, hf
+from harness.models.facts.family import ImageTokens, ModelFamily, number
+from harness.models.facts.prompt_style import PromptStyle
 
 PATCH, POOL, MAX_SOFT_TOKENS = 16, 3, 280  # Gemma4ImageProcessor's defaults
 MARKERS = 2  # boi_token, eoi_token

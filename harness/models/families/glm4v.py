@@ -41,9 +41,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from builders.core.contract import smart_resize
-from harness.models.alias import hf, thinking
-from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import THINKING
+from harness.models.facts.alias import hf, thinking
+from harness.models.facts.family import ImageTokens, ModelFamily, number
+from harness.models.facts.prompt_style import THINKING
 
 CELL = 28  # a merged token: 14-px patches, 2x2
 MIN_PIXELS, MAX_PIXELS = 12544, 9633792  # the checkpoints' processor configs' `size` (shortest_edge, longest_edge)

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias
-from harness.models.families.family import ImageRule, ImageTokens, ModelFamily
+from harness.models.facts.alias import Alias
+from harness.models.facts.family import ImageRule, ImageTokens, ModelFamily
 
 PATCH = 32
 LOW_SIDE = 512  # `low`: "the model receives a low-resolution 512px x 512px version"

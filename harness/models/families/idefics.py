@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import hf, wrapper
-from harness.models.families.family import ImageRule, ImageTokens, ModelFamily
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import hf, wrapper
+from harness.models.facts.family import ImageRule, ImageTokens, ModelFamily
+from harness.models.facts.prompt_style import PromptStyle
 
 
 def idefics2(split_by_default: bool) -> ImageRule:

@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from harness.inputs.input_policy import TaskRule
-from harness.models.alias import Alias, hf, thinking, vllm, wrapper
-from harness.models.families.family import ImageTokens, ModelFamily, template, tiles
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import Alias, hf, thinking, vllm, wrapper
+from harness.models.facts.family import ImageTokens, ModelFamily, template, tiles
+from harness.models.facts.prompt_style import PromptStyle
 
 INTERNVL2_5_SYSTEM = (
     "你是书生·万象，英文名是InternVL，是由上海人工智能实验室、清华大学及多家合作单位联合开发的多模态大语言模型。"

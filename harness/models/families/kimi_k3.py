@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.families.family import ImageTokens, ModelFamily, number
+from harness.models.facts.family import ImageTokens, ModelFamily, number
 
 PATCH, MERGE = 14, 2
 IN_PATCH_LIMIT, SIDE_LIMIT = 16384, 512  # Kimi_K25ImageProcessor's max_patches and size (transformers 5.20.2)
@@ -27,7 +27,7 @@ UNAVAILABLE = (
     "vLLM 0.33.0 registers KimiK3ForConditionalGeneration (transformers 5.20.2 has no kimi_k3), but Kimi K3 writes its "
     "thinking and its answer as XTML channels of special tokens (<|open|>think<|sep|>...<|close|>think<|sep|>"
     "<|open|>response<|sep|>..., vLLM's kimi_k3_reasoning_parser), and the vllm backend decodes with "
-    "skip_special_tokens=True (harness/models/vllm_engine/requests.py): the channel names are left in the text "
+    "skip_special_tokens=True (harness/models/backends/vllm_engine/requests.py): the channel names are left in the text "
     "('...thinkresponse...'), where no reasoning tag can take the thinking out"
 )
 

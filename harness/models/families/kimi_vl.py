@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias, thinking, vllm
-from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import THINKING
+from harness.models.facts.alias import Alias, thinking, vllm
+from harness.models.facts.family import ImageTokens, ModelFamily, number
+from harness.models.facts.prompt_style import THINKING
 
 PATCH, MERGE = 14, 2
 IN_TOKEN_LIMIT = 4096  # Kimi-VL-A3B-Instruct's preprocessor_config.json

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import Alias, hf, vllm
-from harness.models.families.family import ImageRule, ImageTokens, ModelFamily, best_grid, cells, fixed, template
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import Alias, hf, vllm
+from harness.models.facts.family import ImageRule, ImageTokens, ModelFamily, best_grid, cells, fixed, template
+from harness.models.facts.prompt_style import PromptStyle
 
 LLAVA_LLAMA_2_SYSTEM = (
     "You are a helpful language and vision assistant. You are able to understand the visual content that the user "
@@ -36,7 +36,7 @@ def anyres(
     """LLaVA-NeXT/OneVision: a base view of `side`x`side` features, plus the image on the chosen canvas of tiles
     (`side` features per tile side) without its padding, plus one newline feature per row; OneVision scales
     that part down when it exceeds `max_tiles` tiles. The grids are those of at most `max_grid_tiles` tiles where
-    the `hf` backend's setting keeps the processor's pinpoints to them (`harness.models.processor_settings`)."""
+    the `hf` backend's setting keeps the processor's pinpoints to them (`harness.models.shared.processor_settings`)."""
 
     def rule(width: int, height: int, settings: Mapping[str, object]) -> int:
         most = settings.get("max_grid_tiles")

@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import thinking, vllm
-from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import thinking, vllm
+from harness.models.facts.family import ImageTokens, ModelFamily, number
+from harness.models.facts.prompt_style import PromptStyle
 
 SCALE, MAX_SLICES, QUERIES = 448, 9, 64
 IMAGE_ID = 3  # <image_id>, the number, </image_id>

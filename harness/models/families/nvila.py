@@ -10,7 +10,7 @@ for a large image, is not counted (no stored source gives its tile limit), so th
 
 from __future__ import annotations
 
-from harness.models.families.family import ImageTokens, ModelFamily, fixed
+from harness.models.facts.family import ImageTokens, ModelFamily, fixed
 
 UNAVAILABLE = (
     "no alias: SGLang 0.5.23 loads NVILAForConditionalGeneration (model_type nvila) and "

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.models.alias import Alias, hf, wrapper
-from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import Alias, hf, wrapper
+from harness.models.facts.family import ImageTokens, ModelFamily, number
+from harness.models.facts.prompt_style import PromptStyle
 
 TILE, PER_TILE, MAX_PATCHES, COVERED = 448, 256, 12, 0.9
 

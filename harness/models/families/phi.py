@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import vllm, wrapper
-from harness.models.families.family import ImageTokens, ModelFamily, closest_tiling, number
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import vllm, wrapper
+from harness.models.facts.family import ImageTokens, ModelFamily, closest_tiling, number
+from harness.models.facts.prompt_style import PromptStyle
 
 
 def phi3(width: int, height: int, settings: Mapping[str, object]) -> int:

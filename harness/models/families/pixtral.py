@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from harness.models.alias import hf
-from harness.models.families.family import ImageTokens, ModelFamily
-from harness.models.prompt_style import PromptStyle
+from harness.models.facts.alias import hf
+from harness.models.facts.family import ImageTokens, ModelFamily
+from harness.models.facts.prompt_style import PromptStyle
 
 
 def image_tokens(width: int, height: int, settings: Mapping[str, object]) -> int:

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 
 from builders.core.contract import MAX_PIXELS, MIN_PIXELS, TOKEN_RULE
 from builders.core.contract import image_tokens as qwen_image_tokens
-from harness.models.alias import Alias, hf, thinking
-from harness.models.families.family import ImageTokens, ModelFamily, number
-from harness.models.prompt_style import THINKING, PromptStyle
+from harness.models.facts.alias import Alias, hf, thinking
+from harness.models.facts.family import ImageTokens, ModelFamily, number
+from harness.models.facts.prompt_style import THINKING, PromptStyle
 
 WINDOW = 32768  # MMLongBench's Table 10: every Qwen2/2.5-VL size
 

@@ -31,9 +31,9 @@ sets, closes it empty), so every alias is a thinking alias, as the Qwen3-VL Thin
 
 from __future__ import annotations
 
-from harness.models.alias import Alias, hf, thinking
-from harness.models.families.family import ImageTokens, ModelFamily, cells
-from harness.models.prompt_style import THINKING
+from harness.models.facts.alias import Alias, hf, thinking
+from harness.models.facts.family import ImageTokens, ModelFamily, cells
+from harness.models.facts.prompt_style import THINKING
 
 WINDOW = 262144
 CELL = 32  # a merged token: 16-px patches, 2x2

@@ -20,7 +20,7 @@ from builders.core.image_questions import ENTRY_POINT_GROUP
 from builders.locovqa import build_locovqa
 from builders.locovqa.entities import QUERY, entity_set, make_lister
 from builders.locovqa.fixture import write_fixture
-from harness.image_asker import BackendImageAsker
+from harness.run.image_asker import BackendImageAsker
 from tests.support.chat_server import ChatServer
 from tests.support.paths import PROJECT
 
@@ -83,8 +83,8 @@ def test_a_vlm_lists_entities_through_a_harness_backend(tmp_path: Path) -> None:
 def test_a_refusal_counts_as_an_empty_answer_in_the_denominator(tmp_path: Path) -> None:
     """LoCoVQA scores refusals as failures (Appendix D): the provider's refusal is an empty, wrong answer and a
     non-response, not a sample left out (the harness's default, `refusals: exclude`)."""
-    from harness.cli import main
-    from harness.outputs.model_results import load_results
+    from harness.outputs.results.model_results import load_results
+    from harness.run.cli import main
 
     build_locovqa(["synthetic"], tmp_path / "data", ["needle_cmp_1"], limit=3, cell_size=16)
     server = ChatServer(answer=lambda body: "7", faults=["refuse"])

@@ -311,7 +311,9 @@ def test_bad_arguments_exit_2_without_traceback(harness, data_dir: Path) -> None
 
 
 def test_help_mentions_subcommands() -> None:
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "--help"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.run.cli", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and "harness ls" in proc.stdout and "harness report" in proc.stdout
 
 
@@ -361,7 +363,7 @@ def test_alias_resolution_and_overrides() -> None:
     assert backend == "vllm" and "backend" not in args and "max_pixels" not in args
     assert resolve("hf", {"pretrained": "x"}) == ("hf", {"pretrained": "x"}, None)
     from harness.models.aliases import task_benchmarks
-    from harness.run_config import alias_info as _alias_info
+    from harness.run.results_config import alias_info as _alias_info
 
     # The training window is recorded with the results, never used as a limit; so is how the paper of the run's
     # benchmark ran the model (its declaration, read through the tasks).

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.chat_server import ChatServer
 from tests.support.toy_benchmark import build_toy
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.api import Model, ModelFacts, Response
-from harness.running.journal import journal_name
+from harness.running.journal.journal_file import journal_name
 from tests.support.paths import PROJECT
 from tests.support.run_setups import registered_model, run_args
 

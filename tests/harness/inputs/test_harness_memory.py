@@ -59,7 +59,7 @@ class ImageReader(Model):
 def test_a_run_holds_the_images_of_one_batch_not_of_every_row(data_dir: Path) -> None:
     from harness.config.task_index import TaskIndex
     from harness.running.runner import Runner, RunOptions
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex([]).tasks["mmneedle_m10_n1_k2_pos"])
     task.load(data_dir)
@@ -97,9 +97,9 @@ class RowsWatcher(Model):
 
 
 def test_a_run_and_a_screen_hold_the_rows_of_one_task_at_a_time(data_dir: Path) -> None:
-    from harness.models.screen_model import ScreenModel
-    from harness.run_arguments import parse_options
-    from harness.run_plan import plan_run
+    from harness.models.shared.screen_model import ScreenModel
+    from harness.run.arguments import parse_options
+    from harness.run.plan import plan_run
     from harness.running.runner import Runner, RunOptions
     from harness.running.screen_only import screen_tasks
 

@@ -9,7 +9,7 @@ import base64
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.anthropic_messages.model import OFFICIAL_API_VERSION, AnthropicModel
+from harness.models.backends.anthropic_messages.model import OFFICIAL_API_VERSION, AnthropicModel
 from harness.models.registry import get_model_class
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.model_requests import make_request

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.anthropic_messages.model import AnthropicModel
+from harness.models.backends.anthropic_messages.model import AnthropicModel
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.provider_tests import (
     batch_items,

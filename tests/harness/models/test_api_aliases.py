@@ -109,7 +109,7 @@ def test_mmlongbenchs_gpt4o_and_claude_send_what_openai_model_py_sent(alias: str
 
 def _paper_run(name: str) -> bool:
     from harness.models.aliases import index_benchmarks
-    from harness.models.paper_models import papers
+    from harness.models.facts.paper_models import papers
 
     return any(table.run_by(name) for _, table in papers(index_benchmarks()))
 

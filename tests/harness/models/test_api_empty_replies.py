@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.models.openai_chat.wire import parse_completion
+from harness.models.backends.openai_chat.wire import parse_completion
 
 
 def _openai(finish: str | None) -> dict[str, object]:
@@ -39,7 +39,7 @@ def _gemini(finish: str) -> object:
 @pytest.mark.parametrize("finish", ["STOP", "MAX_TOKENS"])
 def test_gemini_no_text_after_a_normal_finish_is_an_empty_answer(finish: str) -> None:
     pytest.importorskip("google.genai")
-    from harness.models.gemini.wire import parse_answer
+    from harness.models.backends.gemini.wire import parse_answer
 
     response = parse_answer(_gemini(finish))  # type: ignore[arg-type]
     assert (response.text, response.error, response.finish_reason) == ("", None, finish)
@@ -48,7 +48,7 @@ def test_gemini_no_text_after_a_normal_finish_is_an_empty_answer(finish: str) ->
 
 def test_gemini_no_text_otherwise_is_an_empty_response_naming_the_finish() -> None:
     pytest.importorskip("google.genai")
-    from harness.models.gemini.wire import parse_answer
+    from harness.models.backends.gemini.wire import parse_answer
 
     response = parse_answer(_gemini("MALFORMED_FUNCTION_CALL"))  # type: ignore[arg-type]
     assert response.text is None

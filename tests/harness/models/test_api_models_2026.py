@@ -14,8 +14,8 @@ from harness.api import GenerationSettings
 from harness.models.aliases import ALIASES, resolve
 from harness.models.families import family_of_api_name
 from harness.models.registry import get_model_class
-from harness.run_models import judge_args
-from harness.run_plan import ModelChoice
+from harness.run.models import judge_args
+from harness.run.plan import ModelChoice
 from harness.running.screen_only import screen_model
 from tests.support.anthropic_server import AnthropicServer
 from tests.support.chat_server import ChatServer

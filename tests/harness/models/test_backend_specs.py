@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.lm_eval_flags import apply_compat_flags
-from harness.models.replicas import build_model
-from harness.models.replicas.settings import replica_resources
-from harness.outputs.model_results import load_results
-from harness.outputs.results import model_folder_name
-from harness.requirements import missing_modules, run_needs
-from harness.run_arguments import parse_options
+from harness.models.backends.replicas import build_model
+from harness.models.backends.replicas.settings import replica_resources
+from harness.outputs.results.model_results import load_results
+from harness.outputs.results.results import model_folder_name
+from harness.run.arguments import parse_options
+from harness.run.lm_eval_flags import apply_compat_flags
+from harness.run.requirements import missing_modules, run_needs
 
 
 class Judged:
@@ -66,7 +66,7 @@ def test_device_and_remote_code_reach_the_backends_that_take_them(
 def test_max_batch_tokens_is_noted_for_a_backend_that_batches_its_own_way(
     backend: str, noted: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.run_plan import plan_run
+    from harness.run.plan import plan_run
 
     argv = ["--tasks", "no_such_task", "--model", backend, "--max_batch_tokens", "1000"]
     with pytest.raises(UserError):  # the task is unknown: the note comes before the tasks are looked up
@@ -80,7 +80,7 @@ class Front:
 
 
 def test_each_replica_reserves_what_its_backend_declares() -> None:
-    from harness.models.vllm_engine.settings import vllm_settings
+    from harness.models.backends.vllm_engine.settings import vllm_settings
 
     hf = Front(device=None, threads=None)
     assert replica_resources("hf", hf, 8.0) == {"num_gpus": 1.0, "num_cpus": 1.0}

@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from harness.api import ImageRef, Request, Response
-from harness.models.api_client.calls import ApiModel
 from harness.models.registry import get_model_class
+from harness.models.shared.api_client.calls import ApiModel
 from tests.support.model_requests import encode_image, make_request
 
 NOWHERE = "http://127.0.0.1:1"  # nothing is sent: a batch item is built, not submitted

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.models.facts.reasoning import opens_thinking, template_thinking
 from harness.models.families import checkpoint_family, family_of
-from harness.models.reasoning import opens_thinking, template_thinking
 from tests.support import family_templates as templates
 from tests.support import tiny_vlm_configs as configs
 from tests.support import tiny_vlm_processors as processors
@@ -203,7 +203,7 @@ def test_a_thinking_checkpoint_s_run_takes_its_thinking_out_and_records_it(
 def test_a_checkpoint_without_a_template_is_counted_with_the_one_vllm_falls_back_to(tmp_path: Path) -> None:
     """vLLM renders a checkpoint that has no chat template with the one it ships for its model type (MiniCPM-V 4.5's,
     by its name): the vllm backend's count renders with the same."""
-    from harness.models.vllm_engine.backend import fallback_template
+    from harness.models.backends.vllm_engine.backend import fallback_template
     from tests.support.family_templates import minicpm_v_4_5
 
     folder = tmp_path / "MiniCPM-V-4_5"

@@ -87,7 +87,7 @@ def test_minicpm_v_4_5_renders_with_the_template_vllm_ships() -> None:
     """vLLM 0.33.0's `template_minicpmv45.jinja`, not a stand-in: no system turn unless one is sent, the generation
     prompt's empty thinking block unless the thinking style turns `enable_thinking` on (then an open one)."""
     from harness.models.families import style_named
-    from harness.models.hf_counting import ProcessorCount
+    from harness.models.shared.hf_counting import ProcessorCount
     from tests.support.family_templates import minicpm_v_4_5
     from tests.support.model_requests import encode_image, make_request
 

@@ -1,4 +1,4 @@
-"""An engine's arguments read from the installed engine's own declarations (`harness.models.engine_args`): vLLM's
+"""An engine's arguments read from the installed engine's own declarations (`harness.models.shared.engine_args`): vLLM's
 `EngineArgs` (a dataclass) and `SamplingParams` (a msgspec struct), as vLLM 0.33.0 declares them here."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import inspect
 
 import pytest
 
-from harness.models.engine_args import declared_fields, field_value, split_engine_args
+from harness.models.shared.engine_args import declared_fields, field_value, split_engine_args
 
 arg_utils = pytest.importorskip("vllm.engine.arg_utils", reason="vLLM's classes (make test installs them)")
 vllm = pytest.importorskip("vllm")

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from harness.models.engine_args import declared_fields, split_engine_args
+from harness.models.shared.engine_args import declared_fields, split_engine_args
 
 pytest.importorskip("vllm.engine.arg_utils", reason="vLLM's classes (make test installs them)")
 pytest.importorskip("sglang.srt.server_args", reason="SGLang's classes (make test installs them)")
@@ -23,8 +23,8 @@ TRIED = ("32k", "7", "0.5", "auto", "x", '{"a": 1}', '["a", "b"]')
 
 
 def _engines():
-    from harness.models.sglang_engine import settings as sglang
-    from harness.models.vllm_engine import settings as vllm
+    from harness.models.backends.sglang_engine import settings as sglang
+    from harness.models.backends.vllm_engine import settings as vllm
 
     server, _ = sglang._declarations()
     return {

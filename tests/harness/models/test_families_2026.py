@@ -24,7 +24,7 @@ from harness.inputs.round_trip import user_prompt
 from harness.models.aliases import resolve
 from harness.models.aliases.listing import listing
 from harness.models.families import families, family_of, style_named
-from harness.models.hf_counting import ProcessorCount
+from harness.models.shared.hf_counting import ProcessorCount
 from tests.support import current_families, official_wrappers
 from tests.support import families_2026 as current
 from tests.support.family_templates import PUBLISHED

@@ -20,8 +20,8 @@ from harness.inputs.input_policy import apply_policy
 from harness.inputs.round_trip import user_prompt
 from harness.models.aliases import alias_policy, resolve, task_benchmarks
 from harness.models.families import style_named
-from harness.models.hf_counting import ProcessorCount
-from harness.running.task import Task
+from harness.models.shared.hf_counting import ProcessorCount
+from harness.running.task.task import Task
 from tests.support import current_families, official_wrappers
 from tests.support.family_processors import FAMILIES as PAPER_FAMILIES
 from tests.support.family_processors import Family

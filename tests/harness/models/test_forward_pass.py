@@ -44,7 +44,7 @@ def test_each_family_s_image_tokens_are_its_image_features(name: str) -> None:
 def test_the_backend_counts_what_it_sends_where_it_says_its_count_is_exact(name: str) -> None:
     """Where the processor counts an image's tokens from its size, the count before sending is the input ids sent:
     Gemma 3's markers and blank lines around its 256 image tokens, PaliGemma's BOS and newline, LLaVA-OneVision's
-    base features for each image of a several-image prompt included (`harness.models.hf_expansion`)."""
+    base features for each image of a several-image prompt included (`harness.models.shared.hf_expansion`)."""
     result = forward_pass(name, two_image_request(name))
     if result.exact:
         assert result.counted == result.prompt_tokens

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.aliases import ALIASES, index_benchmarks
-from harness.models.paper_models import papers
+from harness.models.facts.paper_models import papers
 from tests.support.forward_families import FAMILIES
 from tests.support.forward_pass import forward_pass
 from tests.support.forward_rules import RuleCase, build_fixtures, hf_aliases, policy_request, rule_cases

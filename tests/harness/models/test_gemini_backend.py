@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.gemini.model import GeminiModel
+from harness.models.backends.gemini.model import GeminiModel
 from harness.models.registry import get_model_class
 from tests.support.gemini_server import GeminiServer, generation_bodies
 from tests.support.model_requests import make_request

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.gemini.model import GeminiModel
+from harness.models.backends.gemini.model import GeminiModel
 from tests.support.gemini_server import GeminiServer, generation_bodies
 from tests.support.provider_tests import (
     batch_items,

@@ -30,7 +30,7 @@ def test_no_image_is_decoded_before_the_batch_that_sends_it(
     tiny_llava: Path,
     harness,
 ) -> None:
-    from harness.models.hf.model import HFModel
+    from harness.models.backends.hf.model import HFModel
 
     threads = () if image_threads is None else (f"image_threads={image_threads}",)  # None: the default, one a core
     data_dir = toy_dir if storage == "embedded" else toy_shared_dir

@@ -139,8 +139,8 @@ def test_a_576_token_image_model_is_screened_by_its_own_count(
 
 def test_the_real_input_ids_are_checked_before_generate(tmp_path: Path, data_dir: Path, tiny_llava: Path) -> None:
     from harness.config.task_index import TaskIndex
-    from harness.models.hf.model import HFModel
-    from harness.running.task import Task
+    from harness.models.backends.hf.model import HFModel
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex().tasks[f"{K1}_pos"])
     task.load(data_dir, 6)
@@ -214,8 +214,8 @@ def test_system_prompt_and_assistant_prefill_reach_the_chat_template(
     from harness.config.task_config import parse_task
     from harness.config.task_index import TaskIndex
     from harness.config.yaml_loader import load_config
-    from harness.models.hf.model import HFModel
-    from harness.running.task import Task
+    from harness.models.backends.hf.model import HFModel
+    from harness.running.task.task import Task
 
     base = TaskIndex().tasks[f"{K1}_pos"].source
     (tmp_path / "t.yaml").write_text(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.config.task_index import TaskIndex
-from harness.models.hf.model import HFModel
+from harness.models.backends.hf.model import HFModel
 from tests.support.hf_runs import hf_run
 from tests.support.run_setups import checkpoint_folder
 

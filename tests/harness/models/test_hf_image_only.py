@@ -34,8 +34,8 @@ def qwen_image_tokens(width: int, height: int) -> int:
 
 def test_qwen_runs_without_a_video_processor_and_counts_as_it_sends(tiny_qwen: Path, data_dir: Path) -> None:
     from harness.config.task_index import TaskIndex
-    from harness.models.hf.model import HFModel
-    from harness.running.task import Task
+    from harness.models.backends.hf.model import HFModel
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex().tasks[TASK])
     task.load(data_dir, 2)
@@ -69,15 +69,15 @@ def test_the_screen_counts_with_the_same_processor(tiny_qwen: Path, data_dir: Pa
 def test_a_processor_of_another_layout_is_refused_by_name() -> None:
     from transformers import LlavaProcessor
 
-    from harness.models.hf_image_only import without_video
+    from harness.models.shared.hf_image_only import without_video
 
     with pytest.raises(ValueError, match="LlavaProcessor takes .* only a Qwen2-VL-style processor"):
         without_video(LlavaProcessor)
 
 
 def test_an_unknown_processor_choice_is_a_clear_error() -> None:
-    from harness.models.args import settings_from_args
-    from harness.models.hf.settings import HFSettings
+    from harness.models.backends.hf.settings import HFSettings
+    from harness.models.facts.args import settings_from_args
 
     with pytest.raises(ValueError, match="processor='video': expected auto, pil or image_only"):
         settings_from_args(HFSettings, {"pretrained": "x", "processor": "video"}, "hf")

@@ -1,4 +1,4 @@
-"""Images scaled to the processor's size before the processor (`harness.models.hf.presize`), in the `hf` backend's
+"""Images scaled to the processor's size before the processor (`harness.models.backends.hf.presize`), in the `hf` backend's
 image threads: the processor's output, and so every answer, is the same as when it is given the decoded image. The
 rule is that of transformers' PIL image processors (`processor=pil`; with torchvision installed, transformers picks
 its torchvision ones, which are given their images untouched)."""
@@ -26,7 +26,7 @@ def _same(a, b) -> bool:
 def test_images_scaled_first_give_the_processor_the_same_output(tiny_llava: Path) -> None:
     from transformers import AutoProcessor
 
-    from harness.models.hf.presize import ProcessorScale
+    from harness.models.backends.hf.presize import ProcessorScale
 
     processor = AutoProcessor.from_pretrained(
         tiny_llava, backend="pil"
@@ -48,7 +48,7 @@ def test_images_scaled_first_give_the_processor_the_same_output(tiny_llava: Path
 def test_a_processor_argument_that_changes_its_scaling_stops_scaling_first(tiny_llava: Path) -> None:
     from transformers import AutoProcessor
 
-    from harness.models.hf.presize import ProcessorScale
+    from harness.models.backends.hf.presize import ProcessorScale
 
     processor = AutoProcessor.from_pretrained(tiny_llava, backend="pil")
     scale = ProcessorScale(processor)
@@ -62,7 +62,7 @@ def test_a_processor_argument_that_changes_its_scaling_stops_scaling_first(tiny_
 def test_processors_without_the_rule_are_left_alone(tiny_llava: Path) -> None:
     from transformers import AutoProcessor
 
-    from harness.models.hf.presize import ProcessorScale, scale_rule, target_size
+    from harness.models.backends.hf.presize import ProcessorScale, scale_rule, target_size
 
     processor = AutoProcessor.from_pretrained(tiny_llava, backend="pil")
     assert scale_rule(processor.image_processor) == (28, None, int(Image.Resampling.BICUBIC))
@@ -77,9 +77,9 @@ def test_processors_without_the_rule_are_left_alone(tiny_llava: Path) -> None:
 @pytest.mark.slow  # a tiny LLaVA generates twice
 def test_scaling_first_and_image_threads_change_no_answer(data_dir: Path, tiny_llava: Path) -> None:
     from harness.config.task_index import TaskIndex
-    from harness.models.hf.model import HFModel
-    from harness.process_exit import waits_on_something
-    from harness.running.task import Task
+    from harness.models.backends.hf.model import HFModel
+    from harness.run.process_exit import waits_on_something
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex().tasks["mmneedle_m10_n1_k2_pos"])
     task.load(data_dir, 3)
@@ -97,7 +97,7 @@ def test_scaling_first_and_image_threads_change_no_answer(data_dir: Path, tiny_l
         assert waits_on_something() == (threads > 1)  # the image threads, alive while the model is
         model.close()
         # and gone once it is closed: the `harness` command then ends without the interpreter's teardown
-        # (`harness.process_exit`), not the normal, slower exit that would wait for them.
+        # (`harness.run.process_exit`), not the normal, slower exit that would wait for them.
         assert not waits_on_something()
     assert proofs == 1  # MMNeedle's images are all one size
     assert answers[1] == answers[3] and all(error is None for _, error, _ in answers[1])

@@ -13,7 +13,7 @@ from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Reques
 from harness.errors import UserError
 from harness.fit_context import FitContext
 from harness.inputs.prompts import messages_from_prompt
-from harness.models.hf.text_only import TextOnlyCount, yarn_parameters
+from harness.models.backends.hf.text_only import TextOnlyCount, yarn_parameters
 from tests.support.official_text_only import PASSAGE, SYSTEM, TEXT_RAG_USER, tokenize
 from tests.support.tiny_qwen2_text import build_tiny_qwen2_text, tiny_qwen2_tokenizer
 
@@ -145,8 +145,8 @@ def test_yarn_extends_the_checkpoints_positions_keeping_its_theta() -> None:
     ],
 )
 def test_settings_the_text_only_path_does_not_take_are_refused(args: dict[str, str], words: str) -> None:
-    from harness.models.args import settings_from_args
-    from harness.models.hf.settings import HFSettings
+    from harness.models.backends.hf.settings import HFSettings
+    from harness.models.facts.args import settings_from_args
 
     with pytest.raises((UserError, ValueError), match=words):
         settings_from_args(HFSettings, {"pretrained": "x", **args}, "hf")
@@ -162,8 +162,8 @@ def test_the_text_llm_aliases_are_refused_on_vllm() -> None:
 def test_the_model_loads_with_yarn_and_sends_what_it_counted(tmp_path: Path) -> None:
     """A tiny random Qwen2 causal LM, loaded through the `hf` backend with `text_only=true`: YaRN in its config, the
     request it answers rendered as counted, the cut recorded in its statistics."""
-    from harness.models.hf.model import HFModel
-    from harness.models.hf.text_only import TextOnlyModel
+    from harness.models.backends.hf.model import HFModel
+    from harness.models.backends.hf.text_only import TextOnlyModel
 
     checkpoint = build_tiny_qwen2_text(tmp_path / "Qwen2.5-7B-Instruct")
     model = HFModel.from_args({"pretrained": str(checkpoint), "text_only": "true", "yarn_factor": "4", "threads": "1"})

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
 from tests.support.killed_runs import kill_when
 

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.models.aliases import ALIASES, index_benchmarks, resolve, task_benchmarks
-from harness.models.paper_models import PaperModels, papers
+from harness.models.facts.paper_models import PaperModels, papers
 
 ROOT = Path(__file__).resolve().parents[3]
 RESULT_TABLES = {
@@ -197,7 +197,7 @@ def test_the_ablation_models_have_a_place_of_their_own(harness) -> None:
 def test_models_with_tasks_says_what_the_alias_sends_there(harness) -> None:
     """`harness models NAME --tasks ...` prints the arguments, snapshot, prompt style and input policies a run of
     those tasks resolves the alias to; the results record the same prompt style (issue 62 item 7)."""
-    from harness.run_config import alias_info
+    from harness.run.results_config import alias_info
 
     milebench = harness("models", "llava-1.5-7b", "--tasks", "milebench_few")
     assert milebench.code == 0, milebench.err

@@ -53,7 +53,7 @@ def test_onevision_s_alias_keeps_four_tiles_as_the_official_wrapper_and_its_offl
     """LLaVA-OneVision: MMLongBench's wrapper keeps the pinpoints of at most 4 tiles of 384 px
     (`vlm_model/llava_onevision.py:44-49`, `num_crops = 4` without `--image_resize`); the alias does, a large image
     is sent as a 2x2 grid (its tokens its features), and the family's offline estimate counts the same."""
-    from harness.models.hf import screen_model
+    from harness.models.backends.hf import screen_model
     from tests.support.forward_pass import forward_pass
     from tests.support.model_requests import encode_image, make_request
 

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from harness.api import BackendFatalError, GenerationSettings
-from harness.models.api_client.replies import image_mime_type, retry_after_seconds
-from harness.models.openai_chat.model import OpenAIChatModel
-from harness.models.openai_chat.wire import parse_completion
+from harness.models.backends.openai_chat.model import OpenAIChatModel
+from harness.models.backends.openai_chat.wire import parse_completion
+from harness.models.shared.api_client.replies import image_mime_type, retry_after_seconds
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
 from tests.support.provider_tests import QUICK_RETRIES, api_model, closed_port

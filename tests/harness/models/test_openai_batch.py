@@ -9,7 +9,7 @@ import json
 from functools import partial
 from pathlib import Path
 
-from harness.models.openai_chat.model import OpenAIChatModel
+from harness.models.backends.openai_chat.model import OpenAIChatModel
 from tests.support.chat_server import ChatServer
 from tests.support.provider_tests import (
     batch_items,

@@ -11,7 +11,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT as LIMIT
 from tests.support.chat_server import ChatServer
 from tests.support.provider_tests import closed_port
@@ -373,7 +373,7 @@ def test_a_killed_run_sends_nothing_twice_that_it_had_received(mmneedle_dir: Pat
     argv = [
         sys.executable,
         "-m",
-        "harness.cli",
+        "harness.run.cli",
         *_argv(server, mmneedle_dir, out, tasks=[task], model_args=",chunk_size=12,timeout=5"),
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "c")}

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from harness.api import GenerationSettings
-from harness.cli import main
-from harness.models.openai_chat.model import OpenAIChatModel
+from harness.models.backends.openai_chat.model import OpenAIChatModel
 from harness.models.registry import get_model_class
+from harness.run.cli import main
 from tests.support.chat_server import ChatServer
 from tests.support.model_requests import make_request
 

@@ -1,4 +1,4 @@
-"""The cache order (`harness.models.scheduling.prefix_order`): the longest request first, then requests sharing a prompt prefix
+"""The cache order (`harness.models.shared.scheduling.prefix_order`): the longest request first, then requests sharing a prompt prefix
 together, each group short to long, and the order never changes an answer or a results file (the `random` and tiny
 `hf` models, both orders)."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from builders.mmlongbench import build_mmlongbench
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
-from harness.models.baselines.random_guess import RandomModel
-from harness.models.scheduling.prefix_order import (
+from harness.models.backends.baselines.random_guess import RandomModel
+from harness.models.shared.scheduling.prefix_order import (
     CHARS_PER_TOKEN,
     TEXT_CHUNK_CHARS,
     cache_order,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.models.pricing import PRICES_MOST, TABLE, Billed, PriceTable, tokens_of
+from harness.models.facts.pricing import PRICES_MOST, TABLE, Billed, PriceTable, tokens_of
 from tests.support.deadline import within
 
 

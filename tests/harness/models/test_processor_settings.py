@@ -1,13 +1,13 @@
 """A request's processor settings applied when the processor is loaded, as the official wrappers applied them
-(`harness.models.processor_settings`; issue 51, item 1), with transformers' real processor classes."""
+(`harness.models.shared.processor_settings`; issue 51, item 1), with transformers' real processor classes."""
 
 from __future__ import annotations
 
 import pytest
 from PIL import Image
 
-from harness.models.hf_counting import ProcessorCount
-from harness.models.processor_settings import SettledProcessors, grid_within, split_settings
+from harness.models.shared.hf_counting import ProcessorCount
+from harness.models.shared.processor_settings import SettledProcessors, grid_within, split_settings
 from tests.support import family_processors
 from tests.support.tiny_vlm_processors import ONEVISION_PINPOINTS, llava_onevision
 

@@ -1,4 +1,4 @@
-"""Provider prompt caching (`harness.models.api_client.prompt_cache`): which prefixes a request marks, which request
+"""Provider prompt caching (`harness.models.shared.api_client.prompt_cache`): which prefixes a request marks, which request
 of its batch it waits for, and what a provider is sent, on requests made here and on MMLongBench fixture rows run
 against loopback servers that check the marks and answer with cached-token usage."""
 
@@ -9,8 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
-from harness.models.api_client.prompt_cache import MOST_MARKS, PrefixPlanner, in_turn, prompt_shape
-from harness.models.pricing import PriceTable
+from harness.models.facts.pricing import PriceTable
+from harness.models.shared.api_client.prompt_cache import MOST_MARKS, PrefixPlanner, in_turn, prompt_shape
 from harness.running.budget import Budget
 
 IMAGE = 300  # each image's tokens by the rows' figures
@@ -107,7 +107,7 @@ def test_claude_marks_no_prefix_shorter_than_anthropic_caches_for_the_model(harn
     """Anthropic caches from 4,096 tokens on Opus 4.5 and 4.6 and Haiku 4.5 (issue 74): each Claude alias, and the
     bare model name, marks from its model's minimum; `prompt_cache_min_tokens` given is kept."""
     from harness.models.aliases import ALIASES
-    from harness.models.anthropic_messages.model import AnthropicSettings
+    from harness.models.backends.anthropic_messages.model import AnthropicSettings
     from harness.models.families.claude import cache_minimum
 
     claude = {name: a.args for name, a in ALIASES.items() if a.backend == "anthropic"}

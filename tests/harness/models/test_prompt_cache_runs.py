@@ -160,7 +160,7 @@ def _row(out: str, task: str) -> list[str]:
 
 @pytest.mark.parametrize("backend", ["anthropic", "openai"])
 def test_screen_only_prints_the_bill_with_and_without_caching(backend: str, data: Path, tmp_path: Path, capsys):
-    from harness.cli import main
+    from harness.run.cli import main
 
     served = {"anthropic": "claude-test", "openai": "gpt-test"}[backend]
     # A dollar an input token, ten cents a cached one, $1.25 one written (Anthropic's), nothing an output token.

@@ -11,7 +11,7 @@ from tokenizers import processors
 from harness.api import GenerationSettings, ImagePart, ImageRef, Message, Request, TextPart
 from harness.models.families import FAMILIES, style_named, styles
 from harness.models.families.internvl import INTERNVL2_5_SYSTEM
-from harness.models.hf_counting import ProcessorCount
+from harness.models.shared.hf_counting import ProcessorCount
 from tests.support.tiny_llava import CHAT_TEMPLATE, tiny_tokenizer
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.replicas.cluster import CONNECT_TIMEOUT, FORMS, address_problem
+from harness.models.backends.replicas.cluster import CONNECT_TIMEOUT, FORMS, address_problem
 from tests.support.paths import PROJECT
 
 
@@ -99,7 +99,7 @@ def _run_in_a_child(toy_dir: Path, toy_tasks: Path, script_env: dict[str, str], 
         "--tasks", "toy_colors", "--include_path", str(toy_tasks), "--data_dir", str(toy_dir), "--model", "random",
         "--model_args", "data_parallel_size=2", "--no_progress", *ray,
     ]  # fmt: skip
-    script = f"import sys; from harness.cli import main; sys.exit(main({argv!r}))"
+    script = f"import sys; from harness.run.cli import main; sys.exit(main({argv!r}))"
     env = {**script_env, "PYTHONPATH": os.pathsep.join([str(PROJECT), script_env.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=240)
     return done.returncode, done.stderr

@@ -1,4 +1,4 @@
-"""Replicas of a model on Ray (`harness.models.replicas`) through the `harness` command, on the session's local Ray
+"""Replicas of a model on Ray (`harness.models.backends.replicas`) through the `harness` command, on the session's local Ray
 cluster (`ray_cluster`): 1 replica in this process and 2 and 3 on Ray write the same results file (what says how and
 when the run was made aside) and the same journal line for every sample; a replica killed mid-batch (SIGKILL of its
 worker process, as `kill -9`) is restarted and its batch runs again, the results still the same; a replica that
@@ -249,7 +249,7 @@ def test_replicas_without_ray_installed_say_what_to_install(
 @pytest.mark.slow  # a harness run in a child process
 def test_one_replica_runs_in_process_without_importing_ray(tmp_path: Path, data_dir: Path, script_env) -> None:
     script = (
-        "import sys; from harness.cli import main; "
+        "import sys; from harness.run.cli import main; "
         f"code = main(['--tasks', 'mmneedle_m1_n2_k1_neg', '--model', 'random', '--model_args', "
         f"'data_parallel_size=1', '--ray', '--data_dir', {str(data_dir)!r}, '--limit', '2', '--no_progress']); "
         "print(code, 'ray' in sys.modules)"
@@ -272,7 +272,7 @@ def test_a_located_image_is_read_by_another_process_as_the_driver_reads_it(
     from harness.config.task_index import TaskIndex
     from harness.inputs.build_images import locate, unreadable
     from harness.inputs.integrity import ImageIntegrityError
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex([toy_tasks]).tasks["toy_pairs"])
     task.load(toy_dir if storage == "embedded" else toy_shared_dir)

@@ -1,5 +1,5 @@
 """A reasoning model's thinking is taken out of its answer before any scorer reads it (issue 51, item 6;
-`harness.models.reasoning`, lmms-eval's `strip_reasoning_tags` with one named departure)."""
+`harness.models.facts.reasoning`, lmms-eval's `strip_reasoning_tags` with one named departure)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.models.reasoning import LMMS_EVAL_DEFAULT, parse_reasoning_tags, strip_reasoning
+from harness.models.facts.reasoning import LMMS_EVAL_DEFAULT, parse_reasoning_tags, strip_reasoning
 from tests.support.harness_fixtures import toy_colors_run
 
 THINK = (("<think>", "</think>"),)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.models import remote_code
 from harness.models.aliases import resolve
+from harness.models.facts import remote_code
 
 TASK = "mmneedle_m1_n2_k1_pos"
 
@@ -111,7 +111,7 @@ def test_the_vllm_engine_says_it_before_it_loads_the_checkpoint(
 ) -> None:
     """The engine (here vLLM's stand-in, which imports nothing) is made after the line, in whatever process holds it
     (a Ray replica's too); a tokenizer from another checkpoint is said as well."""
-    from harness.models.vllm_engine.engines import LocalEngine
+    from harness.models.backends.vllm_engine.engines import LocalEngine
     from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING
 
     own = with_code(tiny_llava, tmp_path / "own", tmp_path / "imported", "own_llava")

@@ -18,10 +18,10 @@ from tests.support.model_requests import encode_image, image_ref, make_request
 server_args = pytest.importorskip("sglang.srt.server_args", reason="SGLang's classes (make test installs them)")
 sampling = pytest.importorskip("sglang.srt.sampling.sampling_params", reason="SGLang's classes")
 
-from harness.models.engine_calls import screen_request  # noqa: E402
-from harness.models.sglang_engine.backend import SGLangModel  # noqa: E402
-from harness.models.sglang_engine.requests import ImageCache, sampling_params  # noqa: E402
-from harness.models.sglang_engine.settings import engine_kwargs, model_settings  # noqa: E402
+from harness.models.backends.sglang_engine.backend import SGLangModel  # noqa: E402
+from harness.models.backends.sglang_engine.requests import ImageCache, sampling_params  # noqa: E402
+from harness.models.backends.sglang_engine.settings import engine_kwargs, model_settings  # noqa: E402
+from harness.models.shared.engine_calls import screen_request  # noqa: E402
 
 
 def test_server_args_fields_pass_typed_by_sglangs_declaration_and_build_it():

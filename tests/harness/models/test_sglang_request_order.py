@@ -1,4 +1,4 @@
-"""The sglang backend runs requests in the cache order by default (`harness.models.scheduling.prefix_order`), across
+"""The sglang backend runs requests in the cache order by default (`harness.models.shared.scheduling.prefix_order`), across
 every task of the run, so that RadixAttention serves the prefill of the rows that share a haystack; `request_order=
 length` turns the order off. Either way the same answers reach the same journals. The engine is the stand-in
 (tests/support/fake_sglang.py), the prompts the tiny LLaVA's chat template renders."""

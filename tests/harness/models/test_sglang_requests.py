@@ -24,7 +24,7 @@ NORMALISED = """
 import inspect, json
 from PIL import Image
 from harness.api import GenerationSettings
-from harness.models.sglang_engine.requests import EngineItem, generate_batch, sampling_params
+from harness.models.backends.sglang_engine.requests import EngineItem, generate_batch, sampling_params
 from sglang.srt.entrypoints.engine import Engine
 from sglang.srt.managers.io_struct import GenerateReqInput
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from harness.models.openai_chat import openai_encoding, screen_model, text_counter
+from harness.models.backends.openai_chat import openai_encoding, screen_model, text_counter
 from tests.support.model_requests import make_request
 
 

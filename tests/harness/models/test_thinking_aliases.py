@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.models.aliases import ALIASES, alias_info
-from harness.models.reasoning import in_force, parse_reasoning_tags, strip_reasoning
+from harness.models.facts.reasoning import in_force, parse_reasoning_tags, strip_reasoning
 from tests.support import family_templates as templates
 from tests.support import tiny_vlm_processors as processors
 from tests.support.forward_families import BY_NAME

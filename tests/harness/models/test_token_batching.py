@@ -7,7 +7,7 @@ import random
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.scheduling.batching import Batch, plan_batches, request_cost, token_budget_batches
+from harness.models.shared.scheduling.batching import Batch, plan_batches, request_cost, token_budget_batches
 from tests.support.model_requests import make_request
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from harness.config.task_index import TaskIndex
 from harness.running.runner import Runner, RunOptions
-from harness.running.task import Task
+from harness.running.task.task import Task
 from tests.support import fake_vllm
 from tests.support.fake_vllm import FAKE_LLM as FAKE_LLM_SPEC
 from tests.support.fake_vllm import FAKE_SAMPLING, FakeLLM, fake_model
@@ -85,7 +85,7 @@ def test_every_task_reaches_the_engine_in_one_call_with_the_results_of_one_call_
 
 @pytest.mark.slow  # two runs of four tasks (~5 s)
 def test_a_run_stopped_after_a_chunk_keeps_it_in_each_tasks_journal_and_resumes(mmneedle_dir, tmp_path):
-    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.backends.vllm_engine.backend import VLLMModel
 
     sizes = [len(task) for task in load_tasks(mmneedle_dir)]
     chunk = sizes[0] + 2  # the first chunk ends inside the second task
@@ -116,7 +116,7 @@ def test_a_prompt_counted_by_the_engines_processor_reaches_generate_as_that_proc
     """Where the backend counts with the checkpoint's processor, it renders the prompt with it too and calls
     `LLM.generate` (vLLM's `LLM.chat` would parse and render every conversation again); the images follow in
     prompt order. Without the processor (an estimate), conversations go to `LLM.chat` as before."""
-    from harness.models.vllm_engine.backend import VLLMModel
+    from harness.models.backends.vllm_engine.backend import VLLMModel
     from tests.support.model_requests import make_request
     from tests.support.tiny_llava import build_tiny_llava
 

@@ -11,17 +11,17 @@ from types import SimpleNamespace
 import pytest
 
 from harness.api import GenerationSettings
-from harness.models.engine_calls import result_response
-from harness.models.registry import get_model_class
-from harness.models.vllm_engine.backend import VLLMModel
-from harness.models.vllm_engine.requests import (
+from harness.models.backends.vllm_engine.backend import VLLMModel
+from harness.models.backends.vllm_engine.requests import (
     build_conversation,
     output_result,
     request_payload,
     sampling_kwargs,
     screen_request,
 )
-from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs, vllm_settings
+from harness.models.backends.vllm_engine.settings import VLLMSettings, engine_kwargs, vllm_settings
+from harness.models.registry import get_model_class
+from harness.models.shared.engine_calls import result_response
 from tests.support import fake_vllm
 from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING, HAVE_VLLM, fake_model, settings, sized_ref
 from tests.support.model_requests import make_request
@@ -201,7 +201,7 @@ def test_rendered_prompts_name_each_image_by_its_sha256_for_vllms_caches(jpeg_re
     from vllm.multimodal.processing.inputs import ProcessorInputs
     from vllm.renderers.base import parse_mm_uuids
 
-    from harness.models.vllm_engine.requests import engine_prompt
+    from harness.models.backends.vllm_engine.requests import engine_prompt
 
     first = make_request("a", [jpeg_red, "one", png_blue, "two"])
     second = make_request("b", [png_blue, "three", jpeg_red], doc_id=1)  # the same images, another row and order
@@ -275,7 +275,7 @@ def test_output_mapping_duck_typed():
 def test_every_alias_resolves_to_vllm_engine_arguments():
     from harness.errors import UserError
     from harness.models.aliases import ALIASES
-    from harness.run_plan import resolve_model
+    from harness.run.plan import resolve_model
 
     choice = resolve_model("qwen2.5-vl", {"backend": "vllm", "tensor_parallel_size": "2"})
     backend, args, alias = choice.backend, choice.args, choice.alias
@@ -306,7 +306,7 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
 
 
 def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
-    from harness.models.vllm_engine.engines import LocalEngine
+    from harness.models.backends.vllm_engine.engines import LocalEngine
 
     monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
     LocalEngine({"model": "m"}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
@@ -316,8 +316,8 @@ def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
 
 
 def test_alias_through_an_openai_compatible_server(chat_server):
-    from harness.run_models import make_model
-    from harness.run_plan import resolve_model
+    from harness.run.models import make_model
+    from harness.run.plan import resolve_model
 
     choice = resolve_model("qwen2.5-vl", {"backend": "openai", "base_url": chat_server.base_url})
     model = make_model("qwen2.5-vl", choice.backend, choice.args, 1, None)
@@ -337,7 +337,7 @@ def test_runner_sizes_the_engine_for_the_whole_run_and_maps_statuses(mmneedle_di
 
     from harness.config.task_index import TaskIndex
     from harness.running.runner import Runner, RunOptions
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     index = TaskIndex([])
     tasks = [Task(index.tasks[name]) for name in ("mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k1_neg")]
@@ -412,7 +412,7 @@ def test_a_tasks_text_round_trip_uses_the_engines_tokenizer(sentencepiece, tmp_p
     from harness.config.task_index import TaskIndex
     from harness.running.cache import input_sha256
     from harness.running.runner import Runner, RunOptions
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     data = tmp_path / "data"
     build_milebench(source="fixture", out_dir=data, configs=["clevr_change"])

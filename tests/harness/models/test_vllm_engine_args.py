@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.models.vllm_engine.image_limit import ImageProfile, engine_limit
-from harness.models.vllm_engine.settings import vllm_settings
+from harness.models.backends.vllm_engine.image_limit import ImageProfile, engine_limit
+from harness.models.backends.vllm_engine.settings import vllm_settings
 from tests.support import fake_vllm
 from tests.support.fake_vllm import fake_model, param, sized_ref
 from tests.support.model_requests import make_request
@@ -133,8 +133,8 @@ def test_they_reach_the_engine_and_key_the_answers_they_may_change(
     ],
 )
 def test_a_sampling_key_is_checked_before_any_task(backend, gen_kwargs, said, mmneedle_dir, tiny_llava_336):
-    from harness.run_arguments import parse_options
-    from harness.run_plan import plan_run
+    from harness.run.arguments import parse_options
+    from harness.run.plan import plan_run
 
     argv = ["--tasks", TASK, "--model", backend, "--model_args", f"pretrained={tiny_llava_336}"]
     argv += ["--gen_kwargs", gen_kwargs, "--data_dir", str(mmneedle_dir), "--screen_only"]
@@ -216,7 +216,7 @@ def test_the_screen_says_which_rows_the_encoder_cache_would_refuse(harness, mmne
 
 def task_requests(data: Path):
     from harness.config.task_index import TaskIndex
-    from harness.running.task import Task
+    from harness.running.task.task import Task
 
     task = Task(TaskIndex([]).tasks[TASK])
     task.load(data)
@@ -225,7 +225,7 @@ def task_requests(data: Path):
 
 
 def test_a_pool_knows_the_runs_largest_image_before_a_replica_builds_its_engine(jpeg_red, png_blue):
-    from harness.models.replicas.shares import LargestImage
+    from harness.models.backends.replicas.shares import LargestImage
 
     largest = LargestImage()
     requests = [make_request("a", [jpeg_red]), make_request("b", [png_blue], doc_id=1)]

@@ -9,8 +9,8 @@ import hashlib
 import pytest
 
 from harness.api import BackendFatalError
-from harness.models.vllm_engine.requests import build_conversation, request_payload
-from harness.models.vllm_engine.settings import engine_kwargs
+from harness.models.backends.vllm_engine.requests import build_conversation, request_payload
+from harness.models.backends.vllm_engine.settings import engine_kwargs
 from tests.support import fake_vllm
 from tests.support.fake_vllm import HAVE_VLLM, fake_model, param, settings
 from tests.support.model_requests import make_request

@@ -8,9 +8,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from harness.models.vllm_engine.engines import LocalEngine
-from harness.models.vllm_engine.requests import sampling_kwargs
-from harness.run_plan import resolve_model
+from harness.models.backends.vllm_engine.engines import LocalEngine
+from harness.models.backends.vllm_engine.requests import sampling_kwargs
+from harness.run.plan import resolve_model
 from tests.support.fake_vllm import FAKE_SAMPLING, FakeLLM, param
 
 

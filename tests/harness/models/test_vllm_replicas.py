@@ -1,4 +1,4 @@
-"""The vllm backend's replicas on Ray (`harness.models.replicas.pool.RayPool`), each a `VLLMModel` over
+"""The vllm backend's replicas on Ray (`harness.models.backends.replicas.pool.RayPool`), each a `VLLMModel` over
 `fake_vllm.FakeLLM` (vLLM's own `SamplingParams` where vLLM imports), on the session's local Ray cluster: a chunk is
 divided between the replicas with the requests sharing a prompt prefix kept together, and the answers are a single
 engine's; a replica killed mid-batch reruns it; an engine that cannot start, a replica that hangs, and a batch that
@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from harness.api import BackendFatalError
-from harness.models.replicas.pool import RayPool
-from harness.models.replicas.settings import PoolSettings
+from harness.models.backends.replicas.pool import RayPool
+from harness.models.backends.replicas.settings import PoolSettings
 from tests.support.fake_vllm import fake_replica
 from tests.support.model_requests import make_request
 

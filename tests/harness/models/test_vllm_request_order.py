@@ -1,4 +1,4 @@
-"""The vllm backend runs requests in the cache order by default (`harness.models.scheduling.prefix_order`), across every task of the
+"""The vllm backend runs requests in the cache order by default (`harness.models.shared.scheduling.prefix_order`), across every task of the
 run, with prefix caching left on; `request_order=length` turns the order off. Either way the same answers reach the
 same journals. The engine is `fake_vllm.FakeLLM` (its answer spells what it was sent)."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.vllm_engine.backend import VLLMModel
-from harness.models.vllm_engine.settings import VLLMSettings, engine_kwargs
+from harness.models.backends.vllm_engine.backend import VLLMModel
+from harness.models.backends.vllm_engine.settings import VLLMSettings, engine_kwargs
 from tests.support import fake_vllm
 from tests.support.engine_order_runs import NIAH_CONFIGS, journalled_answers
 from tests.support.fake_vllm import FAKE_LLM, FAKE_SAMPLING, settings

@@ -22,10 +22,10 @@ import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import mcnemar
 
 from builders.mmlongbench.build import build_mmlongbench
-from harness.cli import main
-from harness.outputs.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
-from harness.outputs.compare_intervals import row_scale
-from harness.outputs.paired_runs import discordant, paired_rows, paired_task, pick_runs
+from harness.outputs.compare.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
+from harness.outputs.compare.intervals import row_scale
+from harness.outputs.compare.paired_runs import discordant, paired_rows, paired_task, pick_runs
+from harness.run.cli import main
 from harness.uncertainty.comparisons import paired_difference
 
 VH = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
@@ -414,7 +414,7 @@ def test_each_rows_interval_and_p_are_one_decision(compared: dict) -> None:
     for row in rows:
         assert (row["p_value"] < 0.05) == (not row["low"] <= 0.0 <= row["high"]), row
     # 20 rows, A right alone on 4: the clustered t says p 0.042, Newcombe's interval holds 0 (the issue's kind of row)
-    from harness.outputs.compare_intervals import settle
+    from harness.outputs.compare.intervals import settle
     from harness.uncertainty.comparisons import two_sided_p
 
     a, b = [1.0] * 5 + [0.0] * 15, [1.0] + [0.0] * 19
@@ -429,7 +429,7 @@ def test_each_rows_interval_and_p_are_one_decision(compared: dict) -> None:
 
 def test_an_mde_past_the_scale_is_not_detectable_at_this_size() -> None:
     """An MDE larger than any difference the scale allows reads as such, not as 114-280 points (issue 76, item 3)."""
-    from harness.outputs.compare_markdown import _mde
+    from harness.outputs.compare.compare_md import _mde
 
     row: dict = {"mde": 1.4}
     assert _mde(row, 2, 100.0, 1.0) == "not detectable at this size"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.models.pricing import PriceTable
-from harness.outputs.cost_record import cost_entry
+from harness.models.facts.pricing import PriceTable
+from harness.outputs.results.cost_record import cost_entry
 
 
 def test_a_250k_and_a_100k_gemini_request_are_recorded_as_google_bills_them():

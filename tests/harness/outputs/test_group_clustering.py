@@ -1,4 +1,4 @@
-"""A group's `<metric>_stderr_clustered` (`harness.outputs.groups.group_entries`) counts an item its members share
+"""A group's `<metric>_stderr_clustered` (`harness.outputs.results.groups.group_entries`) counts an item its members share
 once: its members' per-row influences through the group's rule (built in, or a `!function`'s, by its numerical
 gradient), clustered on the rows' keys, subgroups included."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from harness.config.task_config import GroupConfig
 from harness.config.task_index import TaskIndex
-from harness.outputs.groups import group_entries
+from harness.outputs.results.groups import group_entries
 from harness.uncertainty.influence import Linearized, linearize_mean
 
 ITEMS = np.repeat(np.random.default_rng(4).random(15) < 0.5, 4).astype(float)  # 15 items, 4 rows each

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from harness.config.group_rules import MemberScore
-from harness.outputs.groups import group_linearized
+from harness.outputs.results.groups import group_linearized
 from harness.uncertainty.influence import difference, linearize_by_jackknife, linearize_mean
 from tasks.mmlongbench.utils import vh_folded
 

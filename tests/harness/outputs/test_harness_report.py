@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from harness.outputs.model_results import load_results
+from harness.outputs.results.model_results import load_results
 from tests.support.report_runs import evaluate as _evaluate
 from tests.support.report_runs import report_text as _report
 
@@ -228,9 +228,9 @@ def test_report_hooks_of_a_folder_a_results_file_names_run_only_when_given(
     mark = tmp_path / "imported"
     (planted / "planted_report.py").write_text(
         f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n\n"
-        "from harness.config.benchmark import Benchmark\nfrom harness.outputs.report_hooks import ReportHooks\n\n"
+        "from harness.config.benchmark import BenchmarkDeclaration\nfrom harness.outputs.report.hooks import ReportHooks\n\n"
         "def section(model, data, out_dir):\n    return ['## their section', '']\n\n"
-        "BENCHMARK = Benchmark('Theirs', report=ReportHooks(section=section))\n"
+        "BENCHMARK = BenchmarkDeclaration('Theirs', report=ReportHooks(section=section))\n"
     )
     yaml_file = planted / "_toy.yaml"
     yaml_file.write_text(yaml_file.read_text() + "benchmark: !function planted_report.BENCHMARK\n")

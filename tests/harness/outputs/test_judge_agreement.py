@@ -18,14 +18,14 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from builders.mmlongbench.build import build_mmlongbench
-from harness.cli import main
 from harness.config.task_config import MetricSpec
 from harness.config.task_index import TaskIndex
 from harness.errors import UserError
-from harness.outputs.judge_agreement import measurement_of, swapped_pairs
-from harness.outputs.paired_runs import TaskJournal, pair_task
+from harness.outputs.compare.judge_agreement import measurement_of, swapped_pairs
+from harness.outputs.compare.paired_runs import TaskJournal, pair_task
+from harness.run.cli import main
 from harness.running.judge import read_judge_log
-from harness.running.task import Task
+from harness.running.task.task import Task
 from tests.support.chat_server import ChatServer
 
 CONFIGS = [f"v1_1_docvqa_{d}_8k" for d in ("longdocurl", "mmlongbench_doc", "slidevqa")]

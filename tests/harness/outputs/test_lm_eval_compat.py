@@ -18,7 +18,7 @@ from lm_eval.utils import (
     make_table,
 )
 
-from harness.running.sample_log import read_sample_log
+from harness.running.journal.sample_log import read_sample_log
 from tests.support.hf_runs import hf_run
 from tests.support.run_setups import checkpoint_folder
 

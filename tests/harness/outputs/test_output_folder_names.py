@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.results import model_folder_name
+from harness.outputs.results.results import model_folder_name
 
 NAME_MAX = 255  # bytes of one file name (Linux)
 

@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 from builders.mmlongbench.build import build_mmlongbench
-from harness.cli import main
-from harness.outputs.power_analysis import PowerOptions, power_row
+from harness.outputs.power.analysis import PowerOptions, power_row
+from harness.run.cli import main
 from harness.uncertainty.comparisons import paired_difference
 from harness.uncertainty.variance import design_from_keys
 

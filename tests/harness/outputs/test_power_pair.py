@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from harness.outputs.power_analysis import PowerOptions, from_errors, from_pair
+from harness.outputs.power.analysis import PowerOptions, from_errors, from_pair
 from harness.uncertainty.comparisons import paired_difference
 from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 

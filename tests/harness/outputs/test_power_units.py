@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from builders.mmlongbench import build_mmlongbench
-from harness.cli import main
+from harness.run.cli import main
 
 VH = "mmlongbench_niah_vh_single_8k"
 NEEDLE = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos"]
@@ -62,7 +62,7 @@ def test_effect_3_is_3_points_on_every_benchmark(
 def test_the_table_says_its_unit_and_groups_rows_by_benchmark_a_screen_each(
     mixed_run: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.outputs import power_command
+    from harness.outputs.power import command as power_command
 
     text = _power(capsys, mixed_run, "--effect", "3")
     assert "Unit: points on the 0-100 scale report.md shows, for every benchmark" in text

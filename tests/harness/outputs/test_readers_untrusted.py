@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.outputs.journal_rows import task_rows
-from harness.outputs.model_results import load_results
+from harness.outputs.results.journal_rows import task_rows
+from harness.outputs.results.model_results import load_results
+from harness.run.cli import main
 from tests.support.deadline import within
 
 TASK = "mmneedle_m1_n2_k1_pos"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.results_runs import locovqa_random_run
 
 CONFIGS = ["mmstar_cmp_1", "mmstar_cmp_4", "needle_cmp_1", "needle_cmp_4"]

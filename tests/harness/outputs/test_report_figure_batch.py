@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.figure_batch import MANIFEST, figure, figure_batch
-from harness.outputs.report import write_report
+from harness.outputs.report.figure_batch import MANIFEST, figure, figure_batch
+from harness.outputs.report.report_md import write_report
 from tests.support.results_runs import harness_run
 
 
@@ -65,7 +65,7 @@ def test_workers_draw_the_bytes_drawn_in_process_and_an_unchanged_figure_is_kept
 
 
 def test_no_figures_writes_the_text_alone(results: Path, tmp_path: Path) -> None:
-    from harness.cli import main
+    from harness.run.cli import main
 
     assert main(["report", str(results), "--out", str(tmp_path), "--no_figures"]) == 0
     text = (tmp_path / "report.md").read_text()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from harness.outputs.model_results import load_results
+from harness.outputs.results.model_results import load_results
 from tests.support.report_runs import evaluate, svg_texts
 
 

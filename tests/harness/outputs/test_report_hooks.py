@@ -1,5 +1,5 @@
 """A benchmark declares what it gives `harness report` once, in its declaration (issue 43 item 3, issue 50 item 4):
-`Benchmark.report` is a `ReportHooks` whose section is a `Section` taking a `ModelResults`, found through the
+`BenchmarkDeclaration.report` is a `ReportHooks` whose section is a `Section` taking a `ModelResults`, found through the
 benchmark its tasks' YAML names (`benchmark: !function benchmark.BENCHMARK`), never by a conventional name."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.config.benchmark import Benchmark, declared_benchmark
+from harness.config.benchmark import BenchmarkDeclaration, declared_benchmark
 from harness.config.task_index import TaskIndex
 from harness.config.yaml_loader import FunctionRef
-from harness.outputs.report_hooks import NO_HOOKS, ReportHooks, report_of
+from harness.outputs.report.hooks import NO_HOOKS, ReportHooks, report_of
 
 SCALES = {"mmneedle": 1, "locovqa": 1, "milebench": 100, "mmlongbench": 100}
 
@@ -39,7 +39,7 @@ def test_every_benchmark_declares_its_report_hooks_and_typed_sections() -> None:
     }
     assert papers <= set(declared)
     for where, benchmark in declared.items():
-        assert isinstance(benchmark, Benchmark), where
+        assert isinstance(benchmark, BenchmarkDeclaration), where
         hooks = benchmark.report
         if where not in papers and hooks is None:
             continue
@@ -56,7 +56,7 @@ def test_every_benchmark_declares_its_report_hooks_and_typed_sections() -> None:
 
 
 def test_a_report_of_another_type_is_said_and_left_out(capsys: pytest.CaptureFixture[str]) -> None:
-    toy = Benchmark("Toy", report={"scale": 1})  # the mistake under test
+    toy = BenchmarkDeclaration("Toy", report={"scale": 1})  # the mistake under test
     assert report_of(toy) is NO_HOOKS
     assert capsys.readouterr().err == "harness: the Toy declaration's report is a dict, not a ReportHooks: left out\n"
-    assert report_of(Benchmark("Toy")) is NO_HOOKS and capsys.readouterr().err == ""
+    assert report_of(BenchmarkDeclaration("Toy")) is NO_HOOKS and capsys.readouterr().err == ""

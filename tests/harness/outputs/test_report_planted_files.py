@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.deadline import within
 
 TASK = "mmneedle_m1_n2_k1_pos"

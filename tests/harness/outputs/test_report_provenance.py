@@ -85,7 +85,7 @@ def test_an_older_results_file_with_a_secret_is_redacted_in_the_opening(
     block = _run_block(text, "constant")
     assert '"api_key": "<redacted>"' in block and "api_key=<redacted>" in block
     assert '- **other run settings**: `{"system_note": {"hf_token": "<redacted>"}}`' in block
-    # The --config file the command named, beside the command (harness.run_file)
+    # The --config file the command named, beside the command (harness.run.run_file)
     assert '- **run file** `/runs/run.yaml` (redacted): `{"model_args": {"api_key": "<redacted>"}}`' in block
 
 

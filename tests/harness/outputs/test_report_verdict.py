@@ -15,11 +15,11 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from harness.outputs import verdict
-from harness.outputs.estimates import Estimate
-from harness.outputs.model_results import ModelResults, load_results
-from harness.outputs.verdict import Paper
-from harness.outputs.verdict_family import Family, adjusted_by
+from harness.outputs.report.estimates import Estimate
+from harness.outputs.report.report_md import verdict
+from harness.outputs.report.verdict import Paper
+from harness.outputs.report.verdict_family import Family, adjusted_by
+from harness.outputs.results.model_results import ModelResults, load_results
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 from tasks.locovqa import report as locovqa
 from tasks.locovqa.decay_slope import within_item_slope

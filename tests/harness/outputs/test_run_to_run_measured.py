@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.outputs import verdict
-from harness.outputs.run_to_run import Changes, MeasuredRunToRun, measured_run_to_run
+from harness.outputs.report.report_md import verdict
+from harness.outputs.report.run_to_run import Changes, MeasuredRunToRun, measured_run_to_run
 from tests.harness.outputs.test_verdict_run_to_run import _rerun, mark_shares, simulated_marks
 
 REPLICATIONS = 200
@@ -53,7 +53,7 @@ def test_a_measured_spread_agrees_with_a_faithful_run_and_not_with_a_ten_point_g
 
 
 def test_mode_of_uses_the_measurement_where_it_covers_the_tables_tasks() -> None:
-    from harness.outputs.provenance import DataOrigin, TaskData
+    from harness.outputs.report.provenance import DataOrigin, TaskData
 
     origin = DataOrigin(*[None] * 11)
     rule = verdict.VerdictRule(5.0, "5 points", lambda origin: "the paper's rows", "a fresh draw")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from harness.config.cluster_key import ClusterKey
 from harness.config.task_index import TaskIndex
-from harness.running.journal import journal_name
-from harness.running.task import Task
+from harness.running.journal.journal_file import journal_name
+from harness.running.task.task import Task
 
 K1_M1 = "mmneedle_m1_n2_k1_pos"
 K5_M1 = "mmneedle_m1_n2_k5_pos"

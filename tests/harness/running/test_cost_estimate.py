@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from harness.models.pricing import Price, PriceTable, Rates
-from harness.models.screen_model import OutputCap
+from harness.models.facts.pricing import Price, PriceTable, Rates
+from harness.models.shared.screen_model import OutputCap
 from harness.running.cost_estimate import CacheTally, cap_notes, cost_lines, estimate, total_usd, unbounded
 from harness.running.screen_only import SENT, ScreenedTask, Verdict
 

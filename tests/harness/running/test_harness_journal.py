@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.running.journal import journal_name
-from harness.running.sample_store import SampleStore
+from harness.running.journal.journal_file import journal_name
+from harness.running.journal.sample_store import SampleStore
 from tests.support.run_setups import run_args
 
 TASK = "mmneedle_m1_n2_k1_neg"

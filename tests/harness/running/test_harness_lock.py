@@ -19,7 +19,7 @@ from tests.support.run_setups import only_results, run_args
 SLOW_BACKEND = textwrap.dedent("""
     import os, sys, time
     from harness.api import Model, ModelFacts, Response
-    from harness.cli import main
+    from harness.run.cli import main
     from harness.models.registry import register_model
 
     @register_model("slow_test")

@@ -14,7 +14,7 @@ import pytest
 from harness.api import ImagePart, TextPart
 from harness.config.task_index import TaskIndex
 from harness.inputs.prompts import prompt_text
-from harness.running.task import Task
+from harness.running.task.task import Task
 from tests.support.run_setups import needle_task_yaml, registered_model
 
 K1 = "mmneedle_m1_n2_k1"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.running.prompt_store import PromptTexts
+from harness.running.journal.prompt_store import PromptTexts
 from harness.running.sharding import Shard
 from tests.support.hf_runs import hf_run
 from tests.support.run_setups import checkpoint_folder, only_results, run_args

@@ -1,6 +1,6 @@
 """`judge.score` returns the metrics `judge.metrics` declares: all of them, but those the task declares `some_rows:
 true` (MMLongBench's `score_nonempty`, none on an empty answer), which a row may lack; the same rule as
-`process_results` (`harness.running.task.Task.score`)."""
+`process_results` (`harness.running.task.task.Task.score`)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from harness.running.progress import LOADING, OVERALL, datasets_quiet
 
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos"]

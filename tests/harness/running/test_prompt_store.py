@@ -1,4 +1,4 @@
-"""The journal's prompt store (`harness.running.prompt_store`): each text kept once, content-addressed and compressed,
+"""The journal's prompt store (`harness.running.journal.prompt_store`): each text kept once, content-addressed and compressed,
 texts sharing a stretch sharing its chunks, read back byte for byte or not at all."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.file_writing import LinkRefused
-from harness.running.prompt_store import PromptStore, PromptTexts, merge_stores, text_sha256
+from harness.running.journal.prompt_store import PromptStore, PromptTexts, merge_stores, text_sha256
 
 
 def context(seed: int, sentences: int = 3000) -> str:

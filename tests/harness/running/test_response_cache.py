@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.api import GenerationSettings, ImagePart, Message, Model, ModelFacts, Request, Response, TextPart
-from harness.models.openai_chat.model import OpenAIChatModel
+from harness.models.backends.openai_chat.model import OpenAIChatModel
 from harness.running.cache import CACHE_FILENAME, CachingModel, ResponseCache, request_key
 from tests.support.model_requests import image_ref, make_request
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from harness.api import ImagePart
-from harness.run_arguments import parse_options
-from harness.run_models import run_policies
-from harness.run_plan import plan_run
+from harness.run.arguments import parse_options
+from harness.run.models import run_policies
+from harness.run.plan import plan_run
 from harness.running.screen_only import SENT, Verdict, screen_model, screen_task
 from tests.support.hub_cache import use_offline_hub_cache
 from tests.support.run_setups import checkpoint_folder, run_args
@@ -199,9 +199,9 @@ def test_vllm_counts_as_the_hf_processor_and_the_screen_says_exact(
     from transformers import AutoProcessor
 
     from harness.config.task_index import TaskIndex
-    from harness.models.vllm_engine.backend import VLLMModel
-    from harness.models.vllm_engine.settings import VLLMSettings
-    from harness.running.task import Task
+    from harness.models.backends.vllm_engine.backend import VLLMModel
+    from harness.models.backends.vllm_engine.settings import VLLMSettings
+    from harness.running.task.task import Task
 
     model = VLLMModel(VLLMSettings(pretrained=str(tiny_llava_336), engine={"max_model_len": 2048}), count_online=False)
     processor = AutoProcessor.from_pretrained(tiny_llava_336)
@@ -270,8 +270,8 @@ def test_a_processor_that_cannot_count_from_sizes_is_measured_with_a_blank_image
     from transformers import Idefics2Config, Idefics2ImageProcessorPil, Idefics2Processor
 
     from harness.config.task_index import TaskIndex
-    from harness.models.hf_counting import ProcessorCount
-    from harness.running.task import Task
+    from harness.models.shared.hf_counting import ProcessorCount
+    from harness.running.task.task import Task
     from tests.support.tiny_llava import CHAT_TEMPLATE, tiny_tokenizer
 
     checkpoint = tmp_path / "idefics2"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.merge import MergeError, merge_dirs, read_journal
-from harness.running.journal import journal_name
-from harness.running.prompt_store import prompts_name
-from harness.running.sample_store import SampleStore
+from harness.outputs.merge.journals import MergeError, merge_dirs, read_journal
+from harness.running.journal.journal_file import journal_name
+from harness.running.journal.prompt_store import prompts_name
+from harness.running.journal.sample_store import SampleStore
 from harness.running.sharding import Shard, parse_shard, shard_sizes
 
 
@@ -187,11 +187,11 @@ def test_merge_reads_no_journal_or_store_through_a_link(tmp_path):
 def test_merged_journals_reaggregate_to_the_unsharded_results(mmneedle_dir, tmp_path, capsys):
     """The route `harness merge` takes: shard journals -> merge_dirs -> each task aggregated from the merged
     journal's records alone, its data never loaded (nothing generated) -> the unsharded run's metrics and counts."""
-    from harness.cli import main
     from harness.config.task_index import TaskIndex
-    from harness.outputs.merge import write_journal
-    from harness.outputs.merge_runs import _merged_task
-    from harness.running.task import Task
+    from harness.outputs.merge.journals import write_journal
+    from harness.outputs.merge.runs import _merged_task
+    from harness.run.cli import main
+    from harness.running.task.task import Task
 
     names = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg"]
     full = tmp_path / "full"

@@ -10,7 +10,7 @@ import pytest
 
 from harness.config.task_index import TaskIndex
 from harness.running.request_building import write_out
-from harness.running.task import Task
+from harness.running.task.task import Task
 
 TASK = "mmneedle_m1_n2_k1_pos"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cli import main
-from harness.view import sample_index
+from harness.run.cli import main
 from harness.view.safe_files import inside
-from harness.view.sample_index import build_index
+from harness.view.samples import sample_index
+from harness.view.samples.sample_index import build_index
 from tests.support.results_runs import harness_run
 from tests.support.view_app import view_client
 
@@ -206,7 +206,7 @@ def test_an_axis_value_reads_as_the_user_wrote_it() -> None:
     """A depth stored as float32 comes back as 0.20000000298023224; the filter shows and matches it as 0.2."""
     import numpy as np
 
-    from harness.view.sample_index import axis_members
+    from harness.view.samples.sample_index import axis_members
 
     assert axis_members(float(np.float32(0.2))) == ("0.2",)
     assert axis_members(3.0) == ("3",) and axis_members([0.5, "text", None]) == ("0.5", "text")

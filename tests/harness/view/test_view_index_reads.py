@@ -18,11 +18,11 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from harness.outputs.paired_runs import paired_rows, paired_task, pick_runs
-from harness.running.journal import record_line
-from harness.view import journal_columns, sample_index
+from harness.outputs.compare.paired_runs import paired_rows, paired_task, pick_runs
+from harness.running.journal.journal_file import record_line
 from harness.view.pairs import pair_indexes
-from harness.view.sample_index import build_index
+from harness.view.samples import journal_columns, sample_index
+from harness.view.samples.sample_index import build_index
 from tests.support.results_runs import run_both_baselines
 from tests.support.view_app import view_client
 
@@ -161,7 +161,7 @@ def test_the_pages_pairing_is_harness_compares(grown: Path) -> None:
 def test_a_cluster_keys_hash_is_the_same_wherever_its_column_starts() -> None:
     import pyarrow as pa
 
-    from harness.view.text_columns import key_hashes
+    from harness.view.samples.text_columns import key_hashes
 
     keys = ['mmneedle:{"image_sha256":"' + f"{i:064x}" + '"}' for i in range(1000)]
     whole = key_hashes(pa.array(["", "é", *keys], pa.string()))

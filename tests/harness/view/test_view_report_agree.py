@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
 from harness.config.task_index import TaskIndex
+from harness.run.cli import main
 from tests.support.results_runs import harness_run
 from tests.support.view_app import view_client
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.run.cli import main
 from tests.support.results_runs import harness_run
 from tests.support.view_app import view_client
 

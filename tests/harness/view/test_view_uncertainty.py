@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from harness.uncertainty.comparisons import wilson_interval
-from harness.view import sample_index
-from harness.view.sample_index import build_index
+from harness.view.samples import sample_index
+from harness.view.samples.sample_index import build_index
 from tests.support.results_runs import run_both_baselines
 from tests.support.view_app import view_client
 

@@ -11,7 +11,7 @@ import pytest
 
 from builders.locovqa import CONFIGS, build_locovqa
 from harness.config.task_index import TaskIndex
-from harness.outputs.model_results import load_results
+from harness.outputs.results.model_results import load_results
 from tasks.locovqa import figures, report, series
 from tests.support.paths import PROJECT
 
@@ -27,7 +27,7 @@ def offline_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def two_models(offline_build: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from harness.cli import main
+    from harness.run.cli import main
 
     out = tmp_path_factory.mktemp("locovqa_results")
     into_out = ["--data_dir", str(offline_build), "--output_path", str(out), "--no_progress"]
@@ -78,7 +78,7 @@ def test_random_runs_every_task_and_guesses_at_chance(two_models: Path) -> None:
 
 @pytest.mark.slow
 def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> None:
-    from harness.outputs.report import write_report
+    from harness.outputs.report.report_md import write_report
 
     path = write_report(two_models, tmp_path)
     text = path.read_text()
@@ -99,7 +99,7 @@ def test_report_fits_and_draws_every_model(two_models: Path, tmp_path: Path) -> 
 def test_open_answers_and_transcriptions_show_no_chance_level(two_models: Path, tmp_path: Path) -> None:
     """Issue 44: OK-VQA's three metrics and MNIST showed chance 0.000 where the random baseline scores 0.25-0.52 (a
     guess gets partial credit there); they show none, and are never marked below it."""
-    from harness.outputs.report import write_report
+    from harness.outputs.report.report_md import write_report
 
     text = write_report(two_models, tmp_path).read_text()
     chance: dict[tuple[str, str], set[str]] = {}  # (series, mode) -> its chance cells, in every model's table
@@ -122,7 +122,7 @@ def test_open_answers_and_transcriptions_show_no_chance_level(two_models: Path, 
 def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data(
     two_models: Path, tmp_path: Path
 ) -> None:
-    from harness.outputs.report import write_report
+    from harness.outputs.report.report_md import write_report
     from tests.support.report_runs import svg_texts
 
     models = load_results(two_models)
@@ -147,7 +147,7 @@ def test_the_decay_figure_tells_modes_chance_and_metrics_apart_and_says_its_data
 
 @pytest.mark.slow
 def test_leaves_for_other_lengths_run_from_an_include_path(offline_build: Path, tmp_path: Path) -> None:
-    from harness.cli import main
+    from harness.run.cli import main
 
     build_locovqa(["synthetic"], offline_build, ["needle_int_3"], limit=2, cell_size=16)
     subprocess.run(

@@ -14,7 +14,7 @@ import pytest
 from builders.milebench.build import build_milebench
 from builders.milebench.subsets import ADV, COMBINED, CONFIGS, LEVELS, SUBSETS, TASK_IDS
 from harness.config.task_index import TaskIndex
-from harness.outputs.model_results import ModelResults
+from harness.outputs.results.model_results import ModelResults
 from tasks.milebench import aggregation, report, scoring, utils
 from tests.support.clustered_results import assert_clustered_fields
 from tests.support.release_rows import release_rows

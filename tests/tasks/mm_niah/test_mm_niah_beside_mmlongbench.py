@@ -11,7 +11,7 @@ import pytest
 
 from builders.mm_niah import build_mm_niah
 from builders.mmlongbench.build import build_mmlongbench
-from harness.outputs.model_results import ModelResults, load_results
+from harness.outputs.results.model_results import ModelResults, load_results
 from tasks.mm_niah import report
 from tasks.mm_niah.scoring import LENGTH_LABELS
 from tests.support.report_runs import report_text

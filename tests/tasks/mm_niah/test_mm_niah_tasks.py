@@ -12,7 +12,7 @@ import matplotlib
 import pytest
 
 from builders.mm_niah import CONFIGS, build_mm_niah
-from harness.outputs.model_results import ModelResults, load_results
+from harness.outputs.results.model_results import ModelResults, load_results
 from tasks.mm_niah import report, view_hooks
 
 matplotlib.use("Agg")

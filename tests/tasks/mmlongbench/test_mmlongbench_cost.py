@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from builders.cli import main as builders_main
-from harness.cli import main
+from harness.run.cli import main
 from tasks.mmlongbench import utils
 from tests.support.chat_server import ChatServer
 from tests.support.paths import PROJECT

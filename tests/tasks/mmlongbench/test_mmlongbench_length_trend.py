@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 from builders.mmlongbench.build import build_mmlongbench
-from harness.outputs.estimates import estimate_of
-from harness.outputs.model_results import load_results
+from harness.outputs.report.estimates import estimate_of
+from harness.outputs.results.model_results import load_results
 from tasks.mmlongbench import report
 from tasks.mmlongbench.length_figure import length_figure
 from tasks.mmlongbench.length_trend import dataset_rows, from_base, within_id_slope

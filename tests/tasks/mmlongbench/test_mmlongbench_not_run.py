@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.outputs.model_results import ModelResults
+from harness.outputs.results.model_results import ModelResults
 from tasks.mmlongbench import report
 from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.paper_models import PAPER_MODELS, SCRIPT_TASKS

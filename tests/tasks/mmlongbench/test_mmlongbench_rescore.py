@@ -13,8 +13,8 @@ import pytest
 
 from builders.mmlongbench.build import build_mmlongbench
 from harness.config.task_index import TaskIndex, default_tasks_dir
-from harness.running.journal import fingerprint
-from harness.running.task import Task, _digest
+from harness.running.journal.journal_file import fingerprint
+from harness.running.task.task import Task, _digest
 
 CONFIG = "docvqa_slidevqa_8k"
 TASK = f"mmlongbench_{CONFIG}"

@@ -229,7 +229,7 @@ def test_a_checkpoint_is_matched_to_the_papers_model_name() -> None:
 
 
 def test_the_published_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    from harness.outputs.model_results import ModelResults
+    from harness.outputs.results.model_results import ModelResults
 
     scores = {"VRAG": 70.0, "NIAH": 40.0, "ICL": 55.0, "Summ": 20.0, "DocVQA": 30.0}
     data = ModelResults(
@@ -261,7 +261,7 @@ def test_the_ablation_group_runs_on_the_offline_fixture_and_reports(harness, mml
 
 
 def test_the_papers_ablation_numbers_sit_beside_a_paper_models_run(tmp_path: Path) -> None:
-    from harness.outputs.model_results import ModelResults
+    from harness.outputs.results.model_results import ModelResults
 
     data = ModelResults(
         results={

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.outputs.model_results import ModelResults
+from harness.outputs.results.model_results import ModelResults
 from tasks.mmlongbench import report, version_report
 from tasks.mmlongbench.aggregation import load_paper_results
 from tasks.mmlongbench.references import load_figures, load_reference, version_of

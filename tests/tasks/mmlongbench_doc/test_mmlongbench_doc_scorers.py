@@ -99,7 +99,7 @@ def test_each_row_falls_in_show_results_cells() -> None:
 
 
 def test_the_report_sets_mmlongbench_docvqa_rows_beside_the_whole_documents(tmp_path: Path) -> None:
-    from harness.outputs.model_results import ModelResults
+    from harness.outputs.results.model_results import ModelResults
     from tasks.mmlongbench_doc import report
 
     ours = {"mmlongbench_doc": {"acc,none": 0.25, "f1,none": 0.2}}

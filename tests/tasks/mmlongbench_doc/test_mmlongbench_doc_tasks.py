@@ -12,7 +12,7 @@ import pytest
 
 from builders.mmlongbench_doc import build_mmlongbench_doc
 from builders.mmlongbench_doc.fixture import SAMPLES
-from harness.outputs.model_results import load_results
+from harness.outputs.results.model_results import load_results
 from tasks.mmlongbench_doc import report, utils
 from tests.support.judged_runs import judge_server, judged_run
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection
 
-from harness.outputs.model_results import ModelResults, load_results
+from harness.outputs.results.model_results import ModelResults, load_results
 from tasks.mmneedle import figures, report
 
 matplotlib.use("Agg")

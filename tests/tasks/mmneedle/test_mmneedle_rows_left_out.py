@@ -12,7 +12,7 @@ import pytest
 
 from builders.cli import main as builders_main
 from harness.config.task_index import TaskIndex
-from harness.running.task import Task
+from harness.running.task.task import Task
 
 ALL = '--metadata \'{"subset": "full"}\''
 LINE = (

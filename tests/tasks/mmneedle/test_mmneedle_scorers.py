@@ -8,7 +8,7 @@ import math
 import datasets
 import pytest
 
-from harness.running.metrics import mean_by_key, ratio_of_sums
+from harness.running.task.metrics import mean_by_key, ratio_of_sums
 from tasks.mmneedle import utils
 
 

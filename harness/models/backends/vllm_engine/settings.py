@@ -1,0 +1,300 @@
+"""The vllm backend's `--model_args`: the project's own settings (`VLLMSettings`: the checkpoint, the image cap,
+chunking, order, prompt style, counting) and vLLM's, which are any field of the installed vLLM's `EngineArgs`, read
+from that dataclass when the run starts and converted by each field's own type (`harness.models.shared.engine_args`: JSON
+for a mapping or a list). A key that is neither is refused in one line naming the nearest; an engine field the
+project sets itself is refused with the reason (`REFUSED`). Sampling defaults (`sampling_params`, where the run's
+`--gen_kwargs` keys beyond the generation settings go) are `SamplingParams` fields, read the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import cast
+
+from harness.models.facts.args import check_minimum, settings_from_args
+from harness.models.shared.engine_args import (
+    EngineSettings,
+    declared_fields,
+    field_value,
+    nearest,
+    one_option_at_a_time,
+    split_engine_args,
+)
+
+log = logging.getLogger(__name__)
+
+ARG_ALIASES = {
+    "model": "pretrained",
+    "context_length": "max_model_len",
+    "tp": "tensor_parallel_size",
+}  # dp: data_parallel_size, the replicas' (`harness.models.backends.replicas`)
+# `limit_mm_per_prompt=N`, a bare count (the form this backend once took), is `max_images=N`; a JSON object is
+# vLLM's own (`limit_mm_per_prompt` in `engine_kwargs`).
+LIMIT = "limit_mm_per_prompt"
+
+# Engine fields the backend sets otherwise than vLLM does, unless given.
+ENGINE_DEFAULTS: dict[str, object] = {
+    # Neutral decoding: "auto" would load the checkpoint's generation_config.json (its eos tokens, and the decoding
+    # greedy keeps, a repetition penalty, as transformers' generate applies them: `engines.checkpoint_decoding`).
+    "generation_config": "vllm",
+    # The share of GPU memory the backend has always given the engine (vLLM 0.33's own default is 0.92): a run keeps
+    # the KV cache it had.
+    "gpu_memory_utilization": 0.9,
+}
+
+# Engine fields the project decides itself, refused with the reason.
+REFUSED = {
+    "data_parallel_size": (
+        "replicas are the harness's: data_parallel_size=D runs D engines as Ray actors (harness.models.backends.replicas), "
+        "since vLLM's LLM(data_parallel_size>1) refuses single-process use"
+    ),
+    "skip_tokenizer_init": "answers are read as text and prompts are sent as text: the engine needs its tokenizer",
+}
+
+# SamplingParams fields each request sets from its generation settings (`requests.sampling_kwargs`), refused as
+# sampling defaults with what to write instead; the generation settings' own names are refused the same way.
+SAMPLING_REFUSED = {
+    "max_tokens": "the answer's length is the generation setting max_gen_toks: write --gen_kwargs max_gen_toks=N",
+    "stop": "stop strings are the generation setting until: write --gen_kwargs until=TEXT",
+    "n": "one answer is scored per request: n is always 1",
+    "detokenize": "answers are read as text",
+    "output_kind": "each answer is read whole, once it is finished",
+}
+
+# Engine fields that place, size or schedule the work, so that an answer is the same whatever they are: they stay out
+# of `identity()` (the response cache's key and the results' record of the model). Every other engine field given at
+# a value other than vLLM's declared default is in it (kv_cache_dtype, quantization, ...): a field this list does not
+# name (one a later vLLM adds) keys the cache, so an answer is never reused across a change that may alter it.
+ANSWER_NEUTRAL = frozenset(
+    {
+        "max_model_len",  # what fits is screened before sending (over_length); a sent prompt's answer is the same
+        "limit_mm_per_prompt",  # how many images a prompt may hold (too_many_images) and what profiling reserves
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "distributed_executor_backend",
+        "enable_expert_parallel",
+        "mm_encoder_tp_mode",
+        "gpu_memory_utilization",
+        "num_gpu_blocks_override",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "enable_chunked_prefill",
+        "enable_prefix_caching",
+        "mm_processor_cache_gb",
+        "mm_processor_cache_type",
+        "skip_mm_profiling",
+        "async_scheduling",
+        "enforce_eager",
+        "disable_log_stats",
+        "trust_remote_code",  # whether the checkpoint's code may run: it runs the same code or refuses
+        "seed",  # every request carries its own seed (`requests.sampling_kwargs`)
+    }
+)
+# What `identity()` has always held of the engine, given or not.
+IDENTITY_FIELDS = ("revision", "tokenizer", "dtype", "generation_config", "hf_overrides")
+
+
+@cache
+def engine_args_class() -> type | None:
+    """The installed vLLM's `EngineArgs`, or None where vLLM is not installed (a `--screen_only` without it)."""
+    try:
+        from vllm.engine.arg_utils import EngineArgs
+    except ImportError:
+        return None
+    return EngineArgs
+
+
+@cache
+def cli_parser() -> argparse.ArgumentParser | None:
+    """vLLM's own command line for its engine (`EngineArgs.add_cli_args`, as `vllm serve` builds it), or None where
+    vLLM is not installed. Where vLLM finds no device (its CUDA wheel on a machine without a GPU: a `--screen_only`,
+    the tests) the parser is built with vLLM's CPU platform in place, then the platform is put back: only a default
+    (the device's) asks for one, and no value is read by a default."""
+    if engine_args_class() is None:
+        return None
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    try:
+        parser = EngineArgs.add_cli_args(FlexibleArgumentParser(exit_on_error=False))
+    except RuntimeError:  # "Failed to infer device type"
+        import vllm.platforms as platforms
+        from vllm.platforms.cpu import CpuPlatform
+
+        platforms.current_platform = CpuPlatform()  # a module attribute over the module's lazy one, then removed
+        try:
+            parser = EngineArgs.add_cli_args(FlexibleArgumentParser(exit_on_error=False))
+        finally:
+            del platforms.current_platform
+    return one_option_at_a_time(cast("argparse.ArgumentParser", parser))
+
+
+@cache
+def sampling_params_class() -> type | None:
+    try:
+        from vllm import SamplingParams
+    except ImportError:
+        return None
+    return SamplingParams
+
+
+@dataclass(frozen=True)
+class VLLMSettings(EngineSettings):
+    backend = "vllm"
+    gpu_args = ("tensor_parallel_size", "pipeline_parallel_size")
+    chat_template_content_format: str = "auto"  # `LLM.chat`'s
+    # The special tokens generation stops on, in place of the checkpoint's eos ids (space-separated: "<|im_end|>"):
+    # vLLM's `stop_token_ids` with `ignore_eos`, as InternVL's `model.chat` sets `eos_token_id` to its conversation
+    # template's separator alone (`modeling_internvl_chat.py`'s `chat`). Resolved with the engine's own tokenizer.
+    eos_tokens: str | None = None
+    # SamplingParams fields as a JSON object, given to every request over the checkpoint's own decoding: the run's
+    # `--gen_kwargs` keys beyond the generation settings arrive here (`BackendSpec.engine_sampling`).
+    sampling_params: str | None = None
+    use_tqdm: bool = True
+    # The engine's own arguments, by EngineArgs field name, each of its field's type (`vllm_settings` converts them).
+    engine: Mapping[str, object] = field(default_factory=dict)
+    sampling: Mapping[str, object] = field(init=False, repr=False, compare=False)  # `sampling_params`, typed
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.eos_tokens is not None and not self.eos_tokens.split():
+            raise ValueError("vllm backend: eos_tokens names no token (space-separated special tokens: <|im_end|>)")
+        check_engine_names(self.engine)
+        for name in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size"):  # the ones read here
+            check_minimum(self.engine.get(name), 1, name, "vllm")
+        object.__setattr__(self, "sampling", sampling_defaults(self.sampling_params))
+
+    # The engine fields the backend reads itself (counting, screening, replicas), vLLM's default where not given.
+    def engine_arg(self, name: str, default: object = None) -> object:
+        return self.engine.get(name, ENGINE_DEFAULTS.get(name, default))
+
+    def given_processor(self) -> Mapping[str, object]:
+        given = self.engine.get("mm_processor_kwargs")  # the engine's `mm_processor_kwargs`
+        return given if isinstance(given, Mapping) else {}
+
+    @property
+    def max_model_len(self) -> int | None:
+        value = self.engine_arg("max_model_len")
+        return value if isinstance(value, int) else None
+
+    @property
+    def seed(self) -> int:
+        value = self.engine_arg("seed", 0)
+        return value if isinstance(value, int) else 0
+
+    def engine_identity(self) -> dict[str, object]:
+        """What the engine's arguments put in `identity()`: what it has always held (`IDENTITY_FIELDS`, the processor
+        settings), and every other field given that may change an answer (see `ANSWER_NEUTRAL`), only where given
+        at a value other than vLLM's declared default, so a run with the arguments it had keeps its identity."""
+        out: dict[str, object] = {name: self.engine_arg(name) for name in IDENTITY_FIELDS}
+        out["dtype"] = out["dtype"] or "auto"
+        out["hf_overrides"] = out["hf_overrides"] or None
+        out["mm_processor_kwargs"] = self.processor_kwargs() or None
+        defaults = declared_defaults()
+        for name, value in sorted(self.engine.items()):
+            if name not in out and name not in ANSWER_NEUTRAL and value != defaults.get(name, _UNSET):
+                out[name] = value
+        if self.sampling:
+            out["sampling_params"] = dict(self.sampling)
+        return out
+
+
+_UNSET = object()
+
+
+@cache
+def declared_defaults() -> dict[str, object]:
+    """Each EngineArgs field's own default, where it declares one."""
+    declaration = engine_args_class()
+    if declaration is None:
+        return {}
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(declaration):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            try:
+                out[f.name] = f.default_factory()
+            except Exception:  # a factory that needs more than the class: no default to compare with
+                continue
+    return out
+
+
+def check_engine_names(engine: Mapping[str, object]) -> None:
+    """Each name a field of the installed EngineArgs, none of those the project decides itself (settings made in
+    code get the checks `--model_args` get); nothing to check against where vLLM is not installed."""
+    declaration = engine_args_class()
+    for name in engine:
+        if name in REFUSED:
+            raise ValueError(f"vllm backend: model argument {name}: {REFUSED[name]}")
+        if declaration is not None and name not in declared_fields(declaration):
+            raise ValueError(
+                f"vllm backend: {name!r} is not a field of vllm.engine.arg_utils.EngineArgs"
+                f"{nearest(name, declared_fields(declaration))}"
+            )
+
+
+def sampling_defaults(text: str | None) -> dict[str, object]:
+    """`sampling_params` (a JSON object of SamplingParams fields) typed by SamplingParams' own declaration."""
+    if text is None:
+        return {}
+    try:
+        given = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f"vllm backend: model argument sampling_params: not a JSON object ({err})") from None
+    if not isinstance(given, dict):
+        raise ValueError(
+            "vllm backend: model argument sampling_params: expected a JSON object of SamplingParams fields"
+        )
+    return sampling_fields(given)
+
+
+def sampling_fields(given: Mapping[str, object]) -> dict[str, object]:
+    """SamplingParams fields by name (a value a string as `--gen_kwargs` reads it, or a JSON value), each typed by its
+    field; a name that is none, or that a request's generation settings set, refused in one line."""
+    from harness.api import GenerationSettings
+
+    declaration = sampling_params_class()
+    texts = {name: value if isinstance(value, str) else json.dumps(value) for name, value in given.items()}
+    if declaration is None:  # no vLLM here (a screen): its engine checks them
+        return {name: field_value(text, "untyped") for name, text in texts.items()}
+    generation = {f.name for f in dataclasses.fields(GenerationSettings)}
+    refused = {**{n: f"a generation setting here: write --gen_kwargs {n}=..." for n in generation}, **SAMPLING_REFUSED}
+    _, typed = split_engine_args(texts, (), declaration, "vllm", refused=refused, what="sampling parameter")
+    return typed
+
+
+def vllm_settings(args: Mapping[str, str]) -> VLLMSettings:
+    """The backend's settings from `--model_args` (strings): its own, by its own parser, and the engine's, by the
+    installed `EngineArgs`' types; a `ValueError` names the argument (never its value)."""
+    bare_count = {LIMIT: "max_images"} if args.get(LIMIT, "").strip().isdigit() else {}
+    renamed = VLLMSettings.own_names(args, {**ARG_ALIASES, **bare_count})
+    own = [f.name for f in dataclasses.fields(VLLMSettings) if f.init and f.name != "engine"]
+    declaration = engine_args_class()
+    if declaration is None:
+        mine = {k: v for k, v in renamed.items() if k in own}
+        engine = {k: field_value(v, "untyped") for k, v in renamed.items() if k not in own}
+        if engine:
+            log.warning("vllm: vLLM is not installed here; %s are not checked against its EngineArgs", sorted(engine))
+    else:
+        mine, engine = split_engine_args(renamed, own, declaration, "vllm", refused=REFUSED, cli=cli_parser())
+    return settings_from_args(VLLMSettings, {**mine, "engine": engine}, "vllm")
+
+
+def engine_kwargs(settings: VLLMSettings, limit_mm_per_prompt: Mapping[str, object]) -> dict[str, object]:
+    """Keyword arguments for `vllm.LLM(...)` (one replica; data parallelism is the Ray pool's): the engine fields
+    given, over the backend's defaults, with the checkpoint, the run's image limit and the processor settings."""
+    kwargs: dict[str, object] = {"model": settings.pretrained, **ENGINE_DEFAULTS, **settings.engine}
+    kwargs["limit_mm_per_prompt"] = dict(limit_mm_per_prompt)
+    processor = settings.processor_kwargs()
+    if processor:
+        kwargs["mm_processor_kwargs"] = processor
+    if settings.chat_template is not None:  # `LLM`'s own argument (no EngineArgs field): its `chat` renders with it
+        kwargs["chat_template"] = settings.chat_template
+    return kwargs

@@ -1,0 +1,230 @@
+"""A checkpoint, before anything loads it. Whether a backend can have it: a local folder, the Hub cache, or (online)
+one quick question to the Hub. A checkpoint it cannot have is one line in seconds naming it and saying what to do
+(`hf download ID`, or the config and processor alone for `--screen_only`), where `from_pretrained` would retry
+for most of a minute and end with an error that does not name the checkpoint. And, before a loader reads a byte of
+it, that its folder holds no FIFO, socket or device under a file's name (`check_checkpoint_files`).
+
+What its own files say of it (`read_checkpoint`), read without transformers: its `config.json`'s `model_type` and
+`architectures` (its family, `harness.models.families.checkpoint_family`) and its chat template (whether it thinks,
+`harness.models.facts.reasoning.template_thinking`). Read offline, from a local folder or the local Hub cache, as
+`remote_code` reads the same files: a checkpoint not on this machine has none, and the callers say so rather than
+guess from its name. The template is the one transformers gives the checkpoint's processor, else its tokenizer:
+`chat_template.jinja` (transformers 5 saves both's there), else a processor's `chat_template.json` or
+`processor_config.json`, else the tokenizer's `tokenizer_config.json` (a list of named templates: the one named
+`default`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builders.core import contract
+from harness.errors import first_line
+from harness.models.facts.reasoning import ReasoningTags, declared_thinking
+from harness.models.facts.remote_code import CONFIG_MOST, checkpoint_file
+
+REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
+PROBE_TIMEOUT_S = 10
+
+
+class CheckpointUnavailable(ValueError):
+    """The checkpoint cannot be had here; the message says why and what to do."""
+
+
+def checkpoint_folder(pretrained: str, revision: str | None = None) -> Path | None:
+    """The checkpoint's folder here: `pretrained` as a local folder, or its snapshot in the local Hub cache, where its
+    config is (nothing is downloaded); None where it is neither; a `ValueError` for a path the system cannot take."""
+    local = contract.expanded(pretrained)
+    if local.is_dir():
+        return local
+    if not REPO_ID.match(pretrained):
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(pretrained, "config.json", revision=revision)
+    return Path(cached).parent if isinstance(cached, str) else None
+
+
+def screen_download(pretrained: str) -> str:
+    """The command that fetches what `--screen_only` counts with: a checkpoint's config and processor, no weights."""
+    return f'hf download {pretrained} --exclude "*.safetensors" --exclude "*.bin"'
+
+
+def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
+    """Return when `pretrained` is a local folder, is in the Hub cache, or the Hub says it exists; else raise
+    `CheckpointUnavailable` with one line."""
+    from huggingface_hub import constants
+
+    try:
+        if checkpoint_folder(pretrained, revision):
+            return
+    except ValueError as err:  # a path the system cannot take (`contract.expanded`)
+        raise CheckpointUnavailable(f"checkpoint {pretrained}: {err}") from None
+    if not REPO_ID.match(pretrained):
+        raise CheckpointUnavailable(f"checkpoint {pretrained}: no such folder, and not a Hub model id (ORG/NAME)")
+    at = f"@{revision}" if revision else ""
+    fetch = (
+        f"download it once with `hf download {pretrained}{' --revision ' + revision if revision else ''}`; "
+        f"--screen_only needs only its config and processor: `{screen_download(pretrained)}`"
+    )
+    if constants.HF_HUB_OFFLINE:
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}{at} is not in the Hub cache ({constants.HF_HUB_CACHE}) and "
+            f"HF_HUB_OFFLINE=1 forbids downloading it: {fetch}"
+        )
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        HfApi().model_info(pretrained, revision=revision, timeout=PROBE_TIMEOUT_S)
+    except GatedRepoError:
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained} is gated: accept its terms on the Hub, then log in "
+            "(`hf auth login`) or set HF_TOKEN"
+        ) from None
+    except RevisionNotFoundError:
+        raise CheckpointUnavailable(f"checkpoint {pretrained} has no revision {revision!r}") from None
+    except RepositoryNotFoundError:
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}: no such model on the Hub (or it is private: `hf auth login`)"
+        ) from None
+    except Exception as err:  # no network: httpx's and the OS's errors have no common base worth naming
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}{at} is not in the Hub cache and the Hub cannot be reached "
+            f"({type(err).__name__}): {fetch} where there is network"
+        ) from None
+
+
+CHECKPOINT_ENTRIES_MOST = 100_000  # a checkpoint folder holds some tens of files (weights sharded in hundreds at most)
+
+
+def check_checkpoint_files(pretrained: str, revision: str | None = None) -> None:
+    """Before transformers or vLLM reads a byte of the checkpoint: every entry of its folder (a local folder, or its
+    snapshot in the Hub cache) is a regular file or a folder once its links are followed; a FIFO, a socket or a
+    device planted under a file's name (which a loader's blocking `open` would wait on, or which transformers takes
+    for a missing file and loads the checkpoint without, saying nothing) is a `CheckpointUnavailable` naming it. A
+    checkpoint that is no folder here yet (to be downloaded) has none."""
+    try:
+        folder = checkpoint_folder(pretrained, revision)
+    except ValueError:  # a path the system cannot take: no folder here
+        return
+    if folder is None:
+        return
+    seen = 0
+    for root, folders, files in os.walk(folder, followlinks=False):
+        for name in files + [f for f in folders if os.path.islink(os.path.join(root, f))]:
+            seen += 1
+            if seen > CHECKPOINT_ENTRIES_MOST:
+                raise CheckpointUnavailable(
+                    f"checkpoint {pretrained}: more than {CHECKPOINT_ENTRIES_MOST:,} files in {folder}; not a checkpoint"
+                )
+            path = os.path.join(root, name)
+            try:
+                mode = os.stat(path).st_mode  # follows a link (a Hub snapshot's files are links to blobs)
+            except OSError:
+                continue  # a link to nothing: transformers says so if it needs the file
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise CheckpointUnavailable(
+                    f"checkpoint {pretrained}: {path} is {contract.kind_of_mode(mode)}, not a regular "
+                    "file: the model's loader would wait on it, read without end, or take it for missing; remove it"
+                )
+
+
+TEMPLATE_FILES = ("chat_template.json", "processor_config.json", "tokenizer_config.json")  # after chat_template.jinja
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    """A checkpoint's config and chat template as its files hold them (`read_checkpoint`)."""
+
+    name: str
+    model_type: str | None
+    architectures: tuple[str, ...]
+    chat_template: str | None = field(default=None, repr=False)
+
+    @property
+    def names(self) -> str:
+        """How its config names it, as a message quotes it."""
+        archs = f", architectures {', '.join(self.architectures)}" if self.architectures else ""
+        return f"model_type {self.model_type or '(none)'}{archs}"
+
+
+def _read(name: str, revision: str | None, filename: str) -> str | None:
+    try:
+        path = checkpoint_file(name, revision, filename, offline=True)
+        if path is None or not path.is_file():
+            return None
+        return contract.read_regular(path, CONFIG_MOST, "a checkpoint's config file").decode("utf-8")
+    except (OSError, ValueError):  # unreadable, past its bound, not UTF-8: as absent (the loader says why)
+        return None
+
+
+def config_json(name: str, revision: str | None, filename: str = "config.json") -> dict[str, object]:
+    """A config file of the checkpoint on this machine as the JSON object it holds; empty where it has none here."""
+    text = _read(name, revision, filename)
+    try:
+        value = json.loads(text) if text is not None else None
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def own_template(value: object) -> str | None:
+    """A config file's `chat_template`: the string, or of a list of named ones, the one named `default`."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        named = {t.get("name"): t.get("template") for t in value if isinstance(t, dict)}
+        default = named.get("default")
+        return default if isinstance(default, str) else None
+    return None
+
+
+def checkpoint_template(name: str, revision: str | None = None) -> str | None:
+    """The checkpoint's own chat template as its files on this machine hold it, or None (see the module docstring)."""
+    found = _read(name, revision, "chat_template.jinja")
+    for filename in TEMPLATE_FILES:
+        found = found or own_template(config_json(name, revision, filename).get("chat_template"))
+    return found
+
+
+def checkpoint_thinking(name: str, revision: str | None = None) -> ReasoningTags | None:
+    """The thinking markers the checkpoint's `response_template` declares (its `tokenizer_config.json`, as
+    transformers saves it), or None (`harness.models.facts.reasoning.declared_thinking`)."""
+    return declared_thinking(config_json(name, revision, "tokenizer_config.json").get("response_template"))
+
+
+def read_checkpoint(name: str, revision: str | None = None) -> CheckpointConfig | None:
+    """The checkpoint's config and template from its files on this machine; None where its `config.json` is not
+    here (or cannot be read as a JSON object)."""
+    config = config_json(name, revision, "config.json")
+    if not config:
+        return None
+    model_type = config.get("model_type")
+    architectures = config.get("architectures")
+    return CheckpointConfig(
+        name,
+        model_type if isinstance(model_type, str) else None,
+        tuple(a for a in architectures if isinstance(a, str)) if isinstance(architectures, list) else (),
+        checkpoint_template(name, revision),
+    )
+
+
+def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
+    """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
+    the command that fetches what counting needs (transformers' own words about the Hub say less); else the
+    exception's first line, cut at 200 characters."""
+    if offline and not checkpoint_folder(pretrained):
+        return (
+            f"{pretrained}'s config and processor are not on this machine (no such folder, nor in the local Hub "
+            f"cache): `{screen_download(pretrained)}` fetches them"
+        )
+    text = first_line(err).rstrip(".")
+    text = text if len(text) <= 200 else text[:197] + "..."
+    where = "offline (from a local folder or the local Hub cache)" if offline else "from the Hub"
+    return f"the processor and config of {pretrained} could not be loaded {where}: {type(err).__name__}: {text}"

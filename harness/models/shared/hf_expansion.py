@@ -1,0 +1,137 @@
+"""What a transformers processor puts in a prompt for its images besides the tokens `_get_num_multimodal_tokens`
+counts, so that the `hf` backend's count before sending (`harness.models.shared.hf_counting`) is the input ids it sends.
+Each is the processor's own step, called as the processor calls it when it is given the pixels
+(`ProcessorMixin.__call__`: `prepare_inputs_layout`, then each placeholder replaced by `replace_image_token`):
+
+- `laid_out`: the prompt as the processor lays it out before it expands its images (`prepare_inputs_layout`:
+  PaliGemma's puts a BOS after the last image and a newline after the text). It reads how many images there are,
+  never their pixels, so stand-ins of one pixel take their place.
+- `framed`: the text each placeholder becomes around its image tokens (Gemma 3's replaces `<start_of_image>` by
+  `full_image_sequence`: a blank line, the image's begin marker, 256 image tokens, its end marker, a blank line; its
+  `_get_num_multimodal_tokens` counts the 256), with the image tokens as one, tokenized in place so that the blank
+  lines merge with the text beside them as the processor's tokenizer merges them.
+  Gemma 4's (and Gemma 4 Unified's) replaces each image token by `replace_image_token`: its begin marker, the soft tokens its
+  `_get_num_multimodal_tokens` counts, its end marker (found on a GPU machine, where its processor runs: the count
+  was 2 tokens short an image).
+- `several_images`: the tokens of each image of a several-image prompt where the processor sends them otherwise than
+  one image alone (LLaVA-OneVision sends each as its base features and a newline, `replace_image_token`, where
+  `_get_num_multimodal_tokens` counts every image as a single one, as AnyRes tiles).
+- `own_size`: the settings that make the processor's count see an image at the size its pixels keep (Idefics3's
+  with `do_resize` off, the official wrapper's setting, splits each image at its own size, where its
+  `get_number_of_image_patches` still scales it to its longest edge first, 1,456 px: 16 tiles counted for a 112-px
+  image sent as one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+# A processor's call and a tokenizer's, as counting reads them: the input ids they make.
+ProcessorCall = Callable[..., Mapping[str, Sequence[Sequence[int]]]]
+TokenizerCall = Callable[..., Mapping[str, Sequence[int]]]
+
+
+def _is(processor: object, name: str) -> bool:
+    return any(kind.__name__ == name for kind in type(processor).__mro__)
+
+
+def laid_out(processor: object, prompt: str, images: int) -> str:
+    """`prompt` as `processor` lays it out for `images` images before it expands them (the prompt itself where the
+    processor has no such step or has no images to lay out)."""
+    layout = getattr(processor, "prepare_inputs_layout", None)
+    if not images or not callable(layout):
+        return prompt
+    from PIL import Image
+
+    stand_ins = [Image.new("RGB", (1, 1)) for _ in range(images)]
+    try:
+        _, text, *_ = layout(images=stand_ins, text=[prompt])
+    except Exception:  # a layout that needs its own call's merged settings (GOT-OCR2's): the count's probe then
+        return prompt  # finds whether the prompt as it is counts as sent (`ProcessorCount._counts_as_sent`)
+    return str(text[0] if isinstance(text, list | tuple) else text)
+
+
+def framed(processor: object, text: str) -> tuple[str, int | None]:
+    """`text` with each image placeholder as the processor frames its image tokens, those tokens as one, and the id
+    of that one token; `(text, None)` where the processor puts an image's tokens alone in its placeholder's place."""
+    sequence = getattr(processor, "full_image_sequence", None)
+    placeholder = getattr(processor, "boi_token", None)
+    tokenizer = getattr(processor, "tokenizer", None)
+    image_token = getattr(tokenizer, "image_token", None)
+    length = getattr(processor, "image_seq_length", None)
+    if not isinstance(image_token, str):
+        return text, None
+    to_id: Callable[[str], object] = getattr(tokenizer, "convert_tokens_to_ids")  # noqa: B009 - a tokenizer's
+    token_id = to_id(image_token)
+    if (_is(processor, "Gemma4Processor") or _is(processor, "Gemma4UnifiedProcessor")) and isinstance(token_id, int):
+        replace: Callable[[dict[str, object], int], str] = getattr(processor, "replace_image_token")  # noqa: B009
+        return text.replace(image_token, replace({"num_soft_tokens_per_image": [1]}, 0)), token_id
+    if not (isinstance(sequence, str) and isinstance(placeholder, str)):
+        return text, None
+    if not isinstance(length, int) or image_token * length not in sequence or not isinstance(token_id, int):
+        return text, None
+    return text.replace(placeholder, sequence.replace(image_token * length, image_token)), token_id
+
+
+def several_images(processor: object, count: int) -> list[int] | None:
+    """The image tokens of each image of a `count`-image prompt, where the processor sends a several-image prompt's
+    images otherwise than each alone; None where it does not (or `count` is one)."""
+    if count < 2 or not _is(processor, "LlavaOnevisionProcessor"):
+        return None
+    token = str(getattr(processor, "image_token"))  # noqa: B009 - the class's own attribute
+    replace: Callable[[dict[str, object], int], str] = getattr(processor, "replace_image_token")  # noqa: B009
+    return [replace({"batch_num_images": [count]}, i).count(token) for i in range(count)]
+
+
+def own_size(processor: object, held: Mapping[str, object], width: int, height: int) -> dict[str, object]:
+    """The count's settings for an image of `width` x `height` where the processor's count would scale it otherwise
+    than its pixels are scaled (`held`: the settings its image processor holds); none elsewhere."""
+    if _is(processor, "Idefics3Processor") and held.get("do_resize") is False:
+        return {"size": {"longest_edge": max(width, height)}}
+    return {}
+
+
+def measured(
+    processor: ProcessorCall,
+    tokenizer: TokenizerCall,
+    token_id: int,
+    width: int,
+    height: int,
+    call: Mapping[str, object],
+) -> int:
+    """The tokens one image placeholder becomes when the processor is given a blank `width` x `height` image with
+    the settings `call`: what a processor without a size counter (SmolVLM's, LFM2-VL's, Llama 4's) makes of an image
+    of that size, read off its own output rather than restated. BOS and other specials cancel out."""
+    from PIL import Image
+
+    to_token: Callable[[int], str] = getattr(tokenizer, "convert_ids_to_tokens")  # noqa: B009 - a tokenizer's
+    text = str(to_token(token_id))
+    alone = list(tokenizer(text)["input_ids"])
+    ids = processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)["input_ids"][0]
+    return len(ids) - len(alone) + alone.count(token_id)
+
+
+# The size of the image a count is probed with when a processor is loaded (`sent_as_counted`).
+PROBE_SIZE = (300, 200)
+
+
+def sent_as_counted(
+    processor: ProcessorCall,
+    tokenizer: TokenizerCall,
+    text: str,
+    image_token_id: int | None,
+    tokens: int,
+    call: Mapping[str, object],
+) -> bool:
+    """Whether `text` holding one image placeholder, counted as `ProcessorCount.prompt_tokens` counts it (laid out,
+    framed, the placeholder as `tokens`), is the input ids the processor builds with a blank `PROBE_SIZE` image:
+    MiniMax-M3-VL's and Molmo2's size counts miss tokens they put around an image, and Idefics2's image merges with
+    the text beside it."""
+    from PIL import Image
+
+    laid, token_id = framed(processor, laid_out(processor, text, 1))
+    ids = list(tokenizer(laid)["input_ids"])
+    sent = processor(text=[text], images=[[Image.new("RGB", PROBE_SIZE)]], **call)
+    placeholder = image_token_id if token_id is None else token_id
+    placeholders = ids.count(placeholder) if placeholder is not None else 0
+    return bool(len(ids) - placeholders + tokens == len(sent["input_ids"][0]))

@@ -1,0 +1,213 @@
+"""A task's rows and their life: read (verified) and `process_docs`'d, counted, let go of, and held again for the
+span of a block (`rows`). A task's documents are read only while its rows are held: nothing reads the whole split
+again behind its caller's back.
+
+Documents are read without their image columns; each request's images are `ImageRef`s whose `load` copies one image's
+bytes out of its Parquet row group when the batch that holds it runs.
+
+Rows a task leaves out of its build under its metadata: a task whose `process_docs` keeps some of its config's rows by
+a metadata setting (MMNeedle's `subset: paper`: the first 1,000 or 100 of each polarity, the paper's evaluated subset)
+names, as `metadata.all_rows`, the metadata that keeps every row (`{subset: full}`). After loading, the harness runs
+`process_docs` again under it: a build that holds more (a `--full` build) is said in one line before the run
+(`left_out_line`), recorded in the results (`datasets[task].rows_left_out`) and shown by `harness report`. `all_rows`
+only describes the task: it is left out of the task's identity, so journals written before it was declared still
+resume.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from harness.config.task_config import TaskConfig
+from harness.config.yaml_loader import FunctionRef
+from harness.errors import UserError
+from harness.inputs.data import LoadedDataset, load_task_dataset
+from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
+from harness.running.task.hook import TaskHook, TaskHookError, call_hook
+
+ALL_ROWS = "all_rows"  # the metadata key naming the metadata under which the task scores every row
+
+
+@dataclass(frozen=True)
+class RowsLeftOut:
+    """A task that scores `scored` of the `held` rows it would score under its `all_rows` metadata."""
+
+    scored: int
+    held: int
+    all_with: str  # the flag that scores them all: `--metadata '{"subset": "full"}'`
+
+    def record(self) -> dict[str, Any]:
+        return {"scored": self.scored, "held": self.held, "all_with": self.all_with}
+
+
+def rows_left_out(
+    process_docs: Callable[..., Any] | None,
+    dataset: object,
+    metadata: Mapping[str, object],
+    scored: int,
+) -> RowsLeftOut | None:
+    """What a task leaves out of `dataset` (its config's split), having kept `scored` rows under `metadata`; None
+    when it keeps all it could (or declares no `all_rows`)."""
+    wanted = metadata.get(ALL_ROWS)
+    if process_docs is None or not isinstance(wanted, Mapping) or dataset is None:
+        return None
+    every = {**metadata, **wanted}
+    if every == dict(metadata):  # the run already asks for every row (`--metadata '{"subset": "full"}'`)
+        return None
+    held = len(call_hook(process_docs, dataset, metadata=every))
+    if held <= scored:
+        return None
+    return RowsLeftOut(scored, held, f"--metadata '{json.dumps(dict(wanted))}'")
+
+
+def left_out_line(tasks: Sequence[tuple[str, RowsLeftOut]]) -> list[str]:
+    """One line per way of scoring all rows: the tasks that leave rows out and what they score."""
+    lines = []
+    for all_with in dict.fromkeys(left.all_with for _, left in tasks):
+        named = [(name, left) for name, left in tasks if left.all_with == all_with]
+        shown = ", ".join(f"{name} {left.scored:,} of {left.held:,}" for name, left in named[:3])
+        more = f" and {len(named) - 3} more tasks" if len(named) > 3 else ""
+        subject = "a task scores" if len(named) == 1 else f"{len(named)} tasks score"
+        lines.append(
+            f"harness: {subject} fewer rows than the build holds for them, as their metadata picks ({shown}{more}); "
+            f"{all_with} scores all of them"
+        )
+    return lines
+
+
+class TaskRows:
+    """The rows of one task (see the module's docstring)."""
+
+    def __init__(self, config: TaskConfig, metadata: Mapping[str, object], hooks: dict[str, TaskHook]) -> None:
+        self.config = config
+        self.name = config.task
+        self.metadata = metadata
+        self.hooks = hooks
+        self.data: LoadedDataset | None = None
+        self.docs: datasets.Dataset | None = None
+        self.n_original = 0
+        self.left_out: RowsLeftOut | None = None  # rows its metadata leaves out of a build that holds more
+        self.image_columns: list[ImageColumn | SharedImageColumn] = []  # readers of `doc_to_visual`'s, while held
+        self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
+        self._doc_view: datasets.Dataset | None = None
+        self._loaded_with: tuple[Path | str | None, float | None, bool] | None = None  # `load`'s arguments
+        self._docs_count = 0
+        self._most_images: int | None = None
+        self.has_token_figures = False  # the rows carry the builder's token counts: context limits can be checked
+
+    def load(
+        self, data_dir: Path | str | None = None, limit: float | None = None, trust_unverified: bool = False
+    ) -> None:
+        """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
+        `--limit` (first N docs, or a fraction)."""
+        self.data = load_task_dataset(self.config, data_dir, trust_unverified)
+        docs = self.data.dataset
+        if "process_docs" in self.hooks:
+            processing = self.hooks["process_docs"]
+            try:
+                docs = call_hook(processing, docs, metadata=self.metadata)
+            except TaskHookError as err:
+                if isinstance(err.cause, ValueError | KeyError):  # e.g. a --metadata value the hook rejects
+                    raise UserError(f"task {self.name!r}: process_docs: {err.reason}") from None
+                raise
+            if not isinstance(docs, datasets.Dataset):
+                raise processing.wrong(
+                    (docs,), f"returned {type(docs).__name__}, where process_docs returns a datasets.Dataset"
+                )
+        self.n_original = len(docs)
+        hook = self.hooks.get("process_docs")
+        self.left_out = rows_left_out(hook, self.data.dataset, self.metadata, len(docs))
+        if limit is not None:
+            count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
+            docs = docs.select(range(min(count, len(docs))))
+        self.docs = docs
+        self._hook_columns = None
+        visual = self.config.doc_to_visual
+        columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
+        self.image_columns = [self.data.image_column(docs, c, self.name) for c in columns]
+        hidden = set(columns) | set(self.data.image_columns) | {SOURCE_ROW}
+        self._doc_view = docs.select_columns([c for c in docs.column_names if c not in hidden])
+        self._loaded_with = (data_dir, limit, trust_unverified)
+        self._docs_count = len(docs)
+        self._most_images = self._count_most_images()
+        self.has_token_figures = "text_tokens" in docs.column_names and "image_tokens" in docs.column_names
+
+    def unload(self) -> None:
+        """Let go of the rows, keeping what is known of them (how many, the most images of one, the data's
+        description); they are read again, verified again, when next held (`rows`). A run loads every task up front
+        to check its data, then holds the rows of the task it is running only, so that its memory does not grow with
+        the rows of all its tasks."""
+        if self.data is not None:
+            self.data = replace(self.data, dataset=None, split=None)
+        self.docs = self._doc_view = None
+        self.image_columns, self._hook_columns = [], None
+        import pyarrow as pa
+
+        pa.default_memory_pool().release_unused()  # Arrow's allocator keeps what it freed unless told
+
+    @contextmanager
+    def rows(self) -> Iterator[None]:
+        """The rows for the span of the block: read again where `unload` let go of them, and let go of again after."""
+        if self._doc_view is not None or self._loaded_with is None:
+            yield
+            return
+        self.reload()
+        try:
+            yield
+        finally:
+            self.unload()
+
+    def reload(self) -> None:
+        """The rows read again (verified again) where `unload` let go of them, held until the next `unload`."""
+        if self._doc_view is None and self._loaded_with is not None:
+            self.load(*self._loaded_with)
+
+    def _view(self) -> datasets.Dataset:
+        """The documents, while the rows are held; reading them otherwise is a mistake of the caller's, said."""
+        if self._doc_view is None:
+            how = "load() it first" if self._loaded_with is None else "read them inside `with task.rows():`"
+            raise RuntimeError(f"task {self.name!r}: its rows are not held: {how}")
+        return self._doc_view
+
+    def __len__(self) -> int:
+        return self._docs_count
+
+    def doc(self, doc_id: int) -> dict[str, Any]:
+        return self._view()[doc_id]
+
+    def iter_docs(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        yield from enumerate(self._view())
+
+    @staticmethod
+    def sample_id(doc_id: int, doc: Mapping[str, object]) -> str:
+        return str(doc.get("id", doc_id))
+
+    def image_cells(self, doc_id: int) -> dict[str, Any]:
+        """The document's image columns as `Image(decode=False)` gives them, for a `doc_to_visual` hook."""
+        assert self.docs is not None and self.data is not None
+        if self._hook_columns is None:
+            self._hook_columns = [self.data.image_column(self.docs, c, self.name) for c in self.data.image_columns]
+        return {column.column: column.value(doc_id) for column in self._hook_columns}
+
+    def max_num_images(self) -> int | None:
+        """The largest image count of any evaluated document, without decoding an image: the rows'
+        `num_images` column, else the image columns' list lengths; None when a `doc_to_visual` hook
+        decides (it would have to run for every row). Counted when the rows are loaded."""
+        return self._most_images if self._loaded_with is not None else None
+
+    def _count_most_images(self) -> int | None:
+        if self.docs is None or len(self.docs) == 0:
+            return 0 if self.docs is not None else None
+        if "num_images" in self.docs.column_names and not isinstance(self.config.doc_to_visual, FunctionRef):
+            return int(max((n for n in self.docs["num_images"] if n is not None), default=0))
+        if "doc_to_visual" in self.hooks:
+            return None
+        return max(sum(column.count(doc_id) for column in self.image_columns) for doc_id in range(len(self.docs)))
