@@ -46,18 +46,18 @@ def modules(root: Path) -> dict[str, Path]:
     return found
 
 
-def imported(name: str, path: Path) -> Iterator[str]:
-    """Every dotted name an import of the module names, relative imports resolved against its package."""
+def imported(name: str, path: Path) -> Iterator[tuple[str, int]]:
+    """(dotted name as written, relative imports resolved against the package; line) of every import of the module;
+    `from pkg import x` names `pkg.x`, the module `x` or a name inside `pkg`."""
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name, node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
-            yield base
-            yield from (f"{base}.{alias.name}" for alias in node.names)
+            yield from ((f"{base}.{alias.name}", node.lineno) for alias in node.names)
 
 
 def node_of(module: str, known: dict[str, Path]) -> str:
@@ -76,7 +76,7 @@ def package_graph(root: Path = ROOT) -> dict[str, set[str]]:
             continue
         source = node_of(name, known)
         targets = graph.setdefault(source, set())
-        for target in imported(name, path):
+        for target, _ in imported(name, path):
             while target and target not in known:
                 target = target.rpartition(".")[0]
             if target and node_of(target, known) != source:

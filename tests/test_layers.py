@@ -6,32 +6,36 @@
 
 Inside the harness, one order, lowest first (`HARNESS_LAYERS`; a module may import its own layer and those below):
 
-    base      harness.api (the request/response contract and the sample statuses), errors, redact, file_writing,
-              row_tokens, uncertainty (standard errors, clusters, tests, power), sent (a request as sent), fit_context
-              (where a row's context stands, for a model that cuts it), schema (the file formats validated by
-              pydantic): what every layer uses, importing nothing of the harness above them
+    base      the modules at harness/'s root (`BASE_MODULES`: the request/response contract `api`, `errors`, `redact`,
+              `file_writing`, `row_tokens`, `sent`, `fit_context`, `schema`) and `uncertainty` (the statistics):
+              what every layer uses, importing nothing of the harness above them
     config    task and group YAML read into typed configs, the task index
     inputs    a task's data found, verified and read; rows made into what a model is sent
-    models    the backends, their registry and arguments, and how they batch and order requests (`models.scheduling`)
-    running   one task's requests, the loop that screens, generates, scores and journals them, what serves it
-    outputs   results files, group aggregation, `harness report`, `harness merge`, uploads
-    top       the ways in: the CLI, the Python API, a run's plan and its execution, the image asker, `harness view`,
-              and any top-level module not named in `BASE_MODULES`
+    models    the model layer: `facts`, `families`, `shared` (what the backends share), the registry, `aliases`
+              and `backends`, in that order (docs/ARCHITECTURE.md)
+    running   the loop that screens, generates, scores and journals a task's samples (`running.task`: a task at
+              run time; `running.journal`: what a run writes as it goes)
+    outputs   a feature a package: `results`, `report`, `compare`, `power`, `merge`
+    top       the ways in: `harness.run` (the command line, its run file and flags, the plan, its execution, the
+              Python API, the image asker) and `harness.view`
+
+Inside a layer its packages point one way too (`test_packages_point_one_way`: no two import each other, directly or
+through others), but for the groups `ENTANGLED` still names.
 
 Every `import` counts, wherever it stands: a lazy import inside a function is still a dependency (it runs the
 first time the function does, and an import cycle through it works only by the order modules happen to load),
 and so is one under `if TYPE_CHECKING:` (whoever reads the module must read the other to follow it).
-The graph is read from the source with `ast`, so a module that cannot be imported here is checked too.
+The graph is read from the source with `ast` (scripts/architecture.py's reading), so a module that cannot be
+imported here is checked too.
 """
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import import_script
 from tests.support.layered_modules import layered_modules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,28 +58,13 @@ def module_names(root: Path) -> dict[str, Path]:
     return modules
 
 
-def _imported_names(name: str, path: Path) -> Iterator[tuple[str, int]]:
-    """(dotted name as written, resolved against the package for relative imports; line) of every import."""
-    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield alias.name, node.lineno
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
-            for alias in node.names:
-                yield f"{base}.{alias.name}", node.lineno  # `from pkg import module` names the module
-
-
 def import_graph(root: Path) -> dict[str, dict[str, int]]:
     """Module -> {module of the tree it imports: first line}; a name inside a module counts as the module."""
     modules = module_names(root)
     graph: dict[str, dict[str, int]] = {}
     for name, path in modules.items():
         edges = graph.setdefault(name, {})
-        for target, line in _imported_names(name, path):
+        for target, line in import_script("architecture").imported(name, path):
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name:
@@ -166,6 +155,22 @@ def import_cycles(root: Path) -> list[list[str]]:
         if node not in index:
             visit(node)
     return sorted(cycles)
+
+
+# Packages of one feature that still import each other (docs/ARCHITECTURE.md says so in their rows): a group of
+# packages that import each other lies inside one of these, and none may join.
+ENTANGLED = (
+    {"harness.running", "harness.running.journal", "harness.running.task"},
+    {"harness.outputs.compare", "harness.outputs.merge", "harness.outputs.power", "harness.outputs.report"}
+    | {"harness.outputs.results"},
+    {"harness.view", "harness.view.samples"},
+)
+
+
+def test_packages_point_one_way() -> None:
+    script = import_script("architecture")
+    groups = [set(group) for group in script.layered(script.package_graph(ROOT)) if len(group) > 1]
+    assert [group for group in groups if not any(group <= allowed for allowed in ENTANGLED)] == []
 
 
 def test_layers_point_one_way() -> None:
