@@ -119,10 +119,10 @@ def engine_gpus(settings: Any) -> float:
 
 
 def engine_backend(name: str, screen: ScreenOf, from_hf: ArgsSwitch) -> BackendSpec:
-    """An offline engine backend (`vllm`, `sglang`, in `harness.models.NAME_engine`): it runs the checkpoint's remote
+    """An offline engine backend (`vllm`, `sglang`, in `harness.models.backends.NAME_engine`): it runs the checkpoint's remote
     code, a replica reserves one engine's GPUs, and an `hf` alias runs on it as `from_hf` switches it."""
     return BackendSpec(
-        module=f"harness.models.{name}_engine.backend",
+        module=f"harness.models.backends.{name}_engine.backend",
         extra=Extra(name, (name,)),
         runs_remote_code=True,
         replicas=Replicas(gpus=engine_gpus),
