@@ -163,6 +163,9 @@ class Runner:
                     isinstance(request, Request) and self.records.sent_otherwise(store.records[sample_id], request)
                 ):
                     out.resumed += 1
+                    if store.lacks_text(sample_id):  # its stored text failed its check: rendered again from its request
+                        request = request or self.requests.build(task, doc_id, doc, settings)
+                        store.mend_text(sample_id, self.records.text_as_sent(request))
                     continue
                 out.changed += 1  # answered for other inputs (the data, or the prompt as sent, changed): again
             request = request or self.requests.build(task, doc_id, doc, settings)
@@ -178,7 +181,8 @@ class Runner:
             out.pending.append((self.model.prompt_tokens(request), doc_id))
             if self.model.facts.request_order == "cache":
                 out.keys[doc_id] = prompt_key(request)
-        store.add(screened)
+        store.add(screened)  # with any text mended above, durable before generation starts
+        store.prompts.say()
         out.pending = task_order(out.pending, out.keys if self.model.facts.request_order == "cache" else None)
         if not self.model.facts.generates_across_tasks:
             out.keys.clear()  # a prompt's parts are kept only for the order across tasks (`run_together`)

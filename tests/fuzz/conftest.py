@@ -9,7 +9,11 @@ counted, and the total is printed at the end of the session (`fuzz: N generated 
 
 from __future__ import annotations
 
+import base64
+import functools
+import json
 import os
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -202,6 +206,43 @@ def _paths(value: Any, prefix: tuple = ()) -> Iterator[tuple]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _paths(item, (*prefix, index))
+
+
+@functools.cache
+def store_bomb() -> str:
+    """A prompt store's chunk (`harness.running.journal.prompt_store`) that inflates to 64 MiB: past any written."""
+    return base64.b64encode(zlib.compress(b"\x00" * (64 << 20), 9)).decode("ascii")
+
+
+DOT_DOT = st.sampled_from(["../", "../../", "/", "./", "..\\"])
+LINE_DAMAGE = st.sampled_from(["bomb", "drop", "rename", "dot-dot", "garbage", "cut", "not base64"])
+
+
+@st.composite
+def damaged_store(draw: st.DrawFn, lines: list[str]) -> bytes:
+    """A run's store as a hostile hand leaves it: lines bombed, dropped, renamed `../`, replaced by bytes, cut; or the
+    whole file replaced by bytes."""
+    if draw(st.booleans()) and draw(st.booleans()):
+        return draw(st.binary(max_size=300))
+    lines = list(lines)
+    for at in draw(st.sets(st.integers(0, len(lines) - 1), min_size=1, max_size=4)):
+        value, how = json.loads(lines[at]), draw(LINE_DAMAGE)
+        if how == "bomb" and "zlib" in value:
+            value["zlib"] = store_bomb()
+        elif how == "not base64" and "zlib" in value:
+            value["zlib"] = "!!" + value["zlib"]
+        elif how == "dot-dot" and "chunks" in value:
+            value["chunks"] = [draw(DOT_DOT) + name for name in value["chunks"]]
+        elif how == "dot-dot" and "chunk" in value:
+            value["chunk"] = draw(DOT_DOT) + value["chunk"]
+        elif how == "rename":
+            value[next(iter(value))] = draw(st.text(max_size=70))
+        elif how in ("drop", "garbage", "cut"):
+            kept = {"drop": "", "garbage": draw(st.binary(max_size=80)).decode("latin-1")}
+            lines[at] = kept.get(how, lines[at][: draw(st.integers(0, len(lines[at])))])
+            continue
+        lines[at] = json.dumps(value)
+    return "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n"
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from harness.outputs.report.report_md import write_report
 from harness.outputs.results.model_results import load_results
 from harness.run.cli import main
 
-from .conftest import JSON, bounded, budget, counted, deep, mutated, with_long_integers
+from .conftest import JSON, bounded, budget, counted, damaged_store, deep, mutated, with_long_integers
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +165,48 @@ def test_any_damaged_shard_merges_or_is_refused_in_one_line(
         code = main(["merge", str(root / "merged"), *shards, "--include_path", str(toy_build[1])])
     err = capsys.readouterr().err
     assert code in (0, 1, 2) and "Traceback" not in err, err
+
+
+@budget(fuzz=200, ci=6)
+@given(
+    data=st.data(), kind=st.sampled_from(["store", "store", "store link", "journal link", "store fifo", "journal fifo"])
+)
+def test_a_merge_over_shards_whose_stores_are_damaged_or_linked_out_is_bounded_or_one_line(
+    runs: Path, toy_build, data: st.DataObject, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 77, item 2: a shard's prompt store damaged any way (bombed, missing or `../` chunks, bytes), or its store
+    or journal a link to a file outside the shard or a FIFO: the merge ends, within its bound, in a merged store
+    holding only texts that check (nothing of the file outside), or in one line naming the shard's file."""
+    import os
+
+    from harness.running.journal.prompt_store import PromptTexts
+
+    counted()
+    with tempfile.TemporaryDirectory() as folder, bounded(60, "a merge over a damaged store"):
+        root = Path(folder)
+        for index in range(2):
+            shutil.copytree(runs / f"shard{index}", root / f"shard{index}")
+        (journal,) = (root / "shard0").glob("*/journal_*.jsonl")
+        store = journal.with_name(journal.name.replace("journal_", "prompts_", 1))
+        target = store if kind.startswith("store") else journal
+        outside = root / "outside.jsonl"
+        planted = json.dumps({"chunk": "0" * 64, "zlib": "eJwrzs9NjU9MSQEADkgDaw=="})
+        outside.write_text(target.read_text() + planted + "\n")
+        if kind == "store":
+            store.write_bytes(data.draw(damaged_store(store.read_text().splitlines()), label="store"))
+        elif kind.endswith("link"):
+            target.unlink()
+            target.symlink_to(outside)
+        else:
+            target.unlink()
+            os.mkfifo(target)
+        shards = [str(root / "shard0"), str(root / "shard1")]
+        code = main(["merge", str(root / "merged"), *shards, "--include_path", str(toy_build[1])])
+        err = capsys.readouterr().err
+        assert code in (0, 1, 2) and "Traceback" not in err, err
+        if kind.endswith("link"):
+            assert code != 0 and str(target) in err.strip().splitlines()[-1], err
+        for merged in (root / "merged").rglob("prompts_*.jsonl"):
+            found = PromptTexts.at(merged)
+            assert planted not in merged.read_text() and all(found.text(digest) for digest in found.texts)
+            assert set(found.chunks) == {name for names in found.texts.values() for name in names}

@@ -22,7 +22,7 @@ from harness.run.arguments import EvaluationOptions
 from harness.run.declared_options import declared
 from harness.run.run_file import RunFile, read_run_file
 
-from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted
+from .conftest import JSON, LONG_INTEGERS, bounded, budget, counted, deep, mutated, with_long_integers
 
 FLAGS = [item.name for item in declared(EvaluationOptions)]
 GOOD = {
@@ -144,3 +144,49 @@ def test_any_kind_of_file_given_as_a_run_or_price_file_is_read_or_refused_in_one
         with pytest.raises(UserError) as refused:
             PriceTable.load(path) if prices else read_run_file(path, EvaluationOptions)
         assert "\n" not in str(refused.value).strip() and str(path) in str(refused.value), refused.value
+
+
+PRICED = {"provider": "openai", "as_of": "2026-01-01", "input": 2.5, "cached_input": 1.25, "output": 10.0, "batch": 0.5}
+PRICE_FILE = {
+    "sources": {"openai": "https://example.invalid/pricing"},
+    "unpriced": {"m-free": "no price"},
+    "models": {"m-1": PRICED, "m-2": {**PRICED, "long_context": {"over_tokens": 200000, "input": 5.0, "output": 20.0}}},
+}
+
+
+@budget(fuzz=3000, ci=40)
+@given(
+    raw=st.one_of(
+        mutated(PRICE_FILE).map(lambda document: json.dumps(document).encode()),
+        with_long_integers(PRICE_FILE).map(str.encode),
+        JSON.map(lambda document: json.dumps(document).encode()),
+        DOCUMENTS.map(lambda document: _dump(document).encode("utf-8", "replace")),
+        st.binary(max_size=200),
+        st.sampled_from([deep(5000).encode(), deep(5000, "{").encode(), b"\xff\xfe{}", b'{"models": NaN}', b""]),
+        st.builds(
+            lambda key, number: json.dumps({"models": {"m": {**PRICED, key: 0}}}).replace('": 0}', f'": {number}}}'),
+            st.sampled_from(["input", "output", "cached_input", "cache_write", "batch", "per_image"]),
+            st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "-0.0", "1" + "0" * 400]),
+        ).map(str.encode),
+    )
+)
+def test_any_price_file_is_read_or_refused_in_one_line_naming_it(raw: bytes) -> None:
+    """Issue 77, item 3: a `--prices` file of any bytes, JSON or YAML, is a table of finite prices >= 0 over the
+    built-in one, or one line naming the file; never a traceback (a nesting past the parser's depth, a number past
+    a float), never a hang."""
+    import math
+
+    counted()
+    with tempfile.TemporaryDirectory() as folder, bounded(10, "price file"):
+        path = Path(folder) / "prices.json"
+        path.write_bytes(raw)
+        try:
+            table = PriceTable.load(path)
+        except UserError as err:
+            assert "\n" not in str(err).strip() and str(path) in str(err), err
+            return
+        for price in table.prices.values():
+            rates = [price.rates, *([price.long_context[1]] if price.long_context else [])]
+            figures = [price.per_image, price.batch, price.cache_storage_per_hour or 0.0]
+            figures += [getattr(r, f) or 0.0 for r in rates for f in ("input", "output", "cached_input", "cache_write")]
+            assert all(math.isfinite(figure) and figure >= 0 for figure in figures), price

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,8 +167,9 @@ def _number(entry: Mapping[str, object], key: str, where: str, unit: str = "", r
     value = entry.get(key)
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise UserError(f"{where}: {key!r} must be a number{unit} >= 0, got {value!r}")
+    # NaN, an infinity (JSON's NaN, Infinity, 1e400) and an integer past a float are not prices
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= sys.float_info.max:
+        raise UserError(f"{where}: {key!r} must be a number{unit} >= 0, got {value!r:.80}")
     return float(value)
 
 
@@ -185,7 +187,7 @@ def _read(path: Path) -> tuple[dict[str, Price], dict[str, str]]:
         data = json.loads(contract.read_regular(path, PRICES_MOST, "a price file").decode("utf-8"))
     except OSError as err:  # no such file, not a regular file (a FIFO, /dev/zero), or past its bound
         raise UserError(f"--prices {path}: cannot be read ({err.strerror or err})") from None
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: nested past the parser's depth
         raise UserError(f"--prices {path}: not JSON ({err})") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):

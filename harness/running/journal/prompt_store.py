@@ -85,6 +85,9 @@ class PromptStore:
         self._chunks: set[str] = set()
         self._pending: list[str] = []
         self._file: TextIO | None = None
+        self._stored = 0  # the texts the store's index named when it was opened
+        self._failed = 0  # ...of which failed their check
+        self._mended = 0  # texts a journal names that the store lacked, written anew from their requests (`mend`)
         if path is None:
             return
         with reporting(path):
@@ -96,16 +99,44 @@ class PromptStore:
     def _resume(self, known: PromptTexts) -> None:
         """What a resumed run finds stored, each text checked as a reader checks it (its chunks there, inflating
         within their bound to its hash): a text that fails, and its chunks, count as not stored, so the run writes
-        them again as it sends them (a later line stands over an earlier one of the same name); said in one line."""
+        them again: a finished sample's from its request (`mend`), any other as its sample is sent again (a later
+        line stands over an earlier one of the same name); said in one line (`say`)."""
         good = {digest for digest in known.texts if known.text(digest) is not None}
         self._texts = good
         self._chunks = {name for digest in good for name in known.texts[digest]}
-        if len(good) < len(known.texts):
+        self._stored, self._failed = len(known.texts), len(known.texts) - len(good)
+
+    def lacks(self, digest: str) -> bool:
+        """Whether a text a journal record names is not held here, checked (failed its check, or never stored)."""
+        return self.path is not None and digest not in self._texts
+
+    def mend(self, digest: str, text: str) -> bool:
+        """A finished sample's text that the store lacks (`lacks`), written anew from its request rendered again
+        (`text`), where that hashes to the name its record holds (a text rendered otherwise is never stored under
+        another's name); whether it was."""
+        if not self.lacks(digest) or text_sha256(scrub(text)) != digest:
+            return False
+        self.put(text)
+        self._mended += 1
+        return True
+
+    def say(self) -> None:
+        """One line on stderr, once, where the resumed store failed its check or lacked texts: how many, and how many
+        were mended from their finished samples' requests (any other is written as its sample is sent again)."""
+        if self._failed:
             print(
-                f"harness: {self.path}: {len(known.texts) - len(good)} of {len(known.texts)} stored texts fail their "
-                "check (a chunk missing, altered or past its bound); each is written again as the run sends it",
+                f"harness: {self.path}: {self._failed} of {self._stored} stored texts fail their check (a chunk "
+                f"missing, altered or past its bound): {self._mended} mended from their finished samples' requests, "
+                "any other written again as its sample is sent",
                 file=sys.stderr,
             )
+        elif self._mended:
+            print(
+                f"harness: {self.path}: {self._mended} prompt texts its journal names were not stored: mended from "
+                "their finished samples' requests",
+                file=sys.stderr,
+            )
+        self._failed = self._mended = 0
 
     def put(self, text: str) -> str:
         """The sha256 of `text` (scrubbed of secrets, as every line the run writes), its chunks new to the store queued
@@ -141,6 +172,7 @@ class PromptStore:
             os.fsync(self._file.fileno())
 
     def close(self) -> None:
+        self.say()  # where the run did not say it already
         if self._file is not None:
             handle, self._file = self._file, None
             close_appended(handle)
@@ -202,7 +234,7 @@ class PromptTexts:
             return None
         try:
             with contract.open_regular(self.path) as handle:
-                data = b"".join(_inflated(self.packed(handle, name)) for name in names)
+                data = b"".join(_inflated(self.packed(handle, name), name) for name in names)
         except (OSError, KeyError, ValueError, RecursionError, zlib.error):
             return None
         if hashlib.sha256(data).hexdigest() != digest:
@@ -213,32 +245,39 @@ class PromptTexts:
 def merge_stores(sources: Iterable[Path], target: Path) -> None:
     """One store at `target` holding every text of `sources` (the shards' stores, for `harness merge`), each chunk and
     text once; none written where the shards kept no text. What is copied is checked as a reader checks it: a store
-    that is a link is passed by, and only the texts that inflate, within their bound, to their own hash are kept,
-    with only the chunks they name (a chunk no text names, or a bombed one, stays behind)."""
-    chunks: dict[str, str] = {}  # sha256 -> its compressed bytes, as base64
+    that is a link is passed by, and only the texts that inflate, within their bound, to their own hash (each chunk to
+    its name) are kept, with only the chunks they name (a chunk no kept text names, or a bombed one, stays behind)."""
     texts: dict[str, list[str]] = {}
+    kept: list[tuple[Path, PromptTexts, set[str]]] = []  # each store holding a text that checks, and its chunks
     for source in sources:
         if source.is_symlink():  # a shard's store is its own file, as a resumed run keeps it (`refuse_link`)
             continue
         found = PromptTexts.at(source)
         verified = {digest: names for digest, names in found.texts.items() if found.text(digest) is not None}
-        if not verified:
-            continue
-        with contract.open_regular(source, follow=False) as handle:
-            for name in {n for names in verified.values() for n in names} - chunks.keys():
-                chunks[name] = base64.b64encode(found.packed(handle, name)).decode("ascii")
-        texts.update(verified)
+        if verified:
+            texts.update(verified)  # a text a later store holds too is named by the later store's list
+            kept.append((source, found, {name for names in verified.values() for name in names}))
+    named = {name for names in texts.values() for name in names}
+    chunks: dict[str, str] = {}  # sha256 -> its compressed bytes, as base64
+    for source, found, held in kept:
+        wanted = (held & named) - chunks.keys()
+        if wanted:
+            with contract.open_regular(source, follow=False) as handle:
+                chunks.update({name: base64.b64encode(found.packed(handle, name)).decode("ascii") for name in wanted})
     if texts:
         chunk_lines = (json.dumps({"chunk": name, "zlib": packed}) for name, packed in sorted(chunks.items()))
         text_lines = (json.dumps({"text": name, "chunks": names}) for name, names in texts.items())
         write_lines(target, [*chunk_lines, *text_lines])
 
 
-def _inflated(packed: bytes) -> bytes:
-    """A chunk's bytes; `zlib.error` for one that would inflate past any chunk written (a store altered by hand)."""
+def _inflated(packed: bytes, name: str) -> bytes:
+    """Chunk `name`'s bytes; `zlib.error` for one that would inflate past any chunk written (a store altered by hand),
+    `ValueError` for one that does not hash to its name (a chunk named `../x`, or another's bytes under its name)."""
     most = 4 * CHUNK_MOST  # a chunk is at most CHUNK_MOST characters of at most 4 bytes each
     inflater = zlib.decompressobj()
     data = inflater.decompress(packed, most)
     if inflater.unconsumed_tail or not inflater.eof:
         raise zlib.error("a chunk larger than any written, or cut short")
+    if hashlib.sha256(data).hexdigest() != name:
+        raise ValueError(f"chunk {name!r:.80} does not hash to its name")
     return data

@@ -36,6 +36,7 @@ from harness.running.journal.prompt_store import text_sha256
 from harness.running.journal.sample_store import Outcome
 from harness.running.task.hook import TaskHookError
 from harness.running.task.metric_errors import ScoredRow
+from harness.running.task.requests import RowProblem
 from harness.running.task.task import Task
 from harness.sent import Sent, sent_images
 
@@ -204,6 +205,10 @@ class RecordBuilder:
         now = as_sent(self.model, request)
         text_differs = text_sha256(scrub(now.text)) != digest if isinstance(digest, str) else now.text != prompt
         return text_differs or now.record()["images"] != images
+
+    def text_as_sent(self, request: Request | RowProblem) -> str | None:
+        """The prompt text the model sends for `request` (`as_sent`); None for a row no request could be built from."""
+        return as_sent(self.model, request).text if isinstance(request, Request) else None
 
 
 def as_sent(model: Model, request: Request) -> Sent:

@@ -222,6 +222,20 @@ class SampleStore:
         kept = {k: v for k, v in record.items() if k != "prompt"}
         return {**kept, "prompt_sha256": self.prompts.put(text)}  # type: ignore[typeddict-item]
 
+    def lacks_text(self, sample_id: str) -> bool:
+        """Whether a finished sample's record names a prompt text its store does not hold, checked (a chunk of it
+        missing, altered or past its bound): `mend_text` writes it anew from its request."""
+        digest = self.records[sample_id].get("prompt_sha256")
+        return isinstance(digest, str) and self.prompts.lacks(digest)
+
+    def mend_text(self, sample_id: str, text: str | None) -> None:
+        """The text of a finished sample that its store lacks, rendered again from its request (`text`; None where
+        no request could be built), stored under the name its record holds where it hashes to it (`PromptStore.mend`);
+        the store says once what it mended (`PromptStore.say`)."""
+        digest = self.records[sample_id].get("prompt_sha256")
+        if isinstance(digest, str) and text is not None:
+            self.prompts.mend(digest, text)
+
     def prompt_texts(self) -> PromptTexts:
         """The texts the prompt store holds (to export the records with their prompts: `--log_samples`)."""
         return PromptTexts.at(self.prompts.path) if self.prompts.path is not None else PromptTexts()

@@ -190,6 +190,11 @@ def test_a_users_file_replaces_entries_by_name(tmp_path: Path):
         ('{"models": []}', 'expected {"models"'),
         ('{"models": {"m": {"input": "cheap", "output": 1}}}', "model 'm': 'input' must be a number"),
         ('{"models": {"m": {"input": 1, "output": 1, "batch": -1}}}', "'batch' must be a number >= 0"),
+        # issue 77, item 3: what JSON reads but no price is, and a nesting past the parser's depth
+        ('{"models": {"m": {"input": NaN, "output": 1}}}', "'input' must be a number of USD per 1M tokens >= 0"),
+        ('{"models": {"m": {"input": 1, "output": Infinity}}}', "'output' must be a number"),
+        ('{"models": {"m": {"input": 1, "output": 1%s}}}' % ("0" * 400), "'output' must be a number"),
+        ("[" * 100_000, "not JSON"),
     ],
 )
 def test_a_bad_file_is_one_line_naming_it(tmp_path: Path, text: str, message: str):

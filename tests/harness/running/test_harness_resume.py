@@ -79,3 +79,55 @@ def test_killed_run_resumes_to_the_uninterrupted_result(
     assert {s["sample_id"]: s["response"] for s in samples} == {k: v["response"] for k, v in whole.items()}
     (killed_results,) = (out / name).glob("results_*.json")
     assert json.loads(killed_results.read_text())["results"] == reference.results(name)["results"]
+
+
+def _damaged(store: Path, how: str) -> None:
+    """`store` (a prompt store) damaged as a hostile hand would: every chunk a zlib bomb, every chunk gone, every
+    text naming `../` chunks, or the whole file gone."""
+    import base64
+    import zlib
+
+    if how == "deleted":
+        store.unlink()
+        return
+    bomb = base64.b64encode(zlib.compress(b"\0" * (64 << 20))).decode()
+    lines = []
+    for value in map(json.loads, store.read_text().splitlines()):
+        if "chunk" in value and how == "missing":
+            continue
+        if "chunk" in value and how == "bombed":
+            value["zlib"] = bomb
+        if "chunks" in value and how == "dot-dot":
+            value["chunks"] = [f"../{name}" for name in value["chunks"]]
+        lines.append(json.dumps(value))
+    store.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("how", ["bombed", "missing", "dot-dot", "deleted"])
+def test_a_resume_over_a_damaged_prompt_store_mends_its_finished_samples_texts(
+    needle_run, tmp_path: Path, how: str
+) -> None:
+    """Finished samples whose stored texts fail their check (a chunk bombed, missing, named `../`; the store gone)
+    are not sent again: their texts are rendered again from their requests and stored, one line says how many, and
+    the sample log holds each prompt as first sent, never '' (issue 77, item 1)."""
+    from harness.running.journal.prompt_store import PromptTexts
+    from harness.running.journal.sample_log import read_sample_log
+
+    task, out = "mmneedle_m1_n2_k1_pos", tmp_path / "out"
+    args = ("--limit", "3", "--gen_kwargs", "max_gen_toks=2")
+    first = needle_run(task, "constant", out, *args, model_args="answer=-1")
+    assert first.code == 0, first.err
+    sent = {s["sample_id"]: s["prompt"] for s in first.samples("constant", task)}
+    assert len(sent) == 3 and all(sent.values())
+    store = out / "constant" / f"prompts_{task}.jsonl"
+    _damaged(store, how)
+    assert not any(PromptTexts.at(store).text(d) for d in PromptTexts.at(store).texts)
+    again = needle_run(task, "constant", out, *args, "--log_samples", model_args="answer=-1")
+    assert again.code == 0 and "3 samples resumed from the journal, 0 generated now" in again.err, again.err
+    (log,) = (out / "constant").glob(f"samples_{task}_*.jsonl")
+    assert {line["sample_id"]: line["arguments"]["gen_args_0"]["arg_0"] for line in read_sample_log(log)} == sent
+    assert {s["sample_id"]: s["prompt"] for s in again.samples("constant", task)} == sent  # the store reads whole
+    said = [line for line in again.err.splitlines() if str(store) in line]
+    assert len(said) == 1 and ("3 mended from" in said[0] or "3 prompt texts" in said[0]), again.err
+    third = needle_run(task, "constant", out, *args, model_args="answer=-1")
+    assert third.code == 0 and str(store) not in third.err, third.err  # whole again: nothing to say

@@ -133,11 +133,33 @@ def test_a_resumed_run_checks_each_stored_text_and_writes_a_failed_one_again(
     path.write_text("\n".join(lines) + "\n")
     assert PromptTexts.at(path).text(digest) is None
     store = PromptStore(path)
-    assert "1 of 2 stored texts fail their check" in capsys.readouterr().err
+    assert store.lacks(digest) and not store.lacks(kept)
+    assert not store.mend(digest, "rendered otherwise")  # never stored under another text's name
     assert store.put(text) == digest and store.put(other) == kept
     store.flush()
     store.close()
+    assert "1 of 2 stored texts fail their check" in capsys.readouterr().err  # said once, where the run did not
     again = PromptTexts.at(path)
     assert again.text(digest) == text and again.text(kept) == other
     PromptStore(path).close()
     assert capsys.readouterr().err == ""  # whole again: nothing to say
+
+
+def test_a_chunk_is_checked_against_its_name_and_a_merge_copies_only_the_chunks_its_texts_name(tmp_path: Path) -> None:
+    """A text whose chunks are stored under names that are not their hashes (`../<hash>`, in its chunk lines and its
+    own list) fails its check, though its bytes make it up; merged beside a shard holding the same text whole, the
+    merged store holds that shard's chunks only, never the renamed ones (issue 77, items 1 and 2)."""
+    text = "one" + context(8, 100)
+    a, (digest,) = stored(tmp_path / "a", text)
+    b, _ = stored(tmp_path / "b", text)
+    names = PromptTexts.at(a).texts[digest]
+    renamed = a.read_text()
+    for name in names:
+        renamed = renamed.replace(f'"{name}"', f'"../{name}"')
+    a.write_text(renamed)
+    assert PromptTexts.at(a).texts[digest] == [f"../{name}" for name in names]
+    assert PromptTexts.at(a).text(digest) is None
+    assert PromptStore(a).lacks(digest)
+    merge_stores([a, b], tmp_path / "merged.jsonl")
+    merged = PromptTexts.at(tmp_path / "merged.jsonl")
+    assert merged.text(digest) == text and set(merged.chunks) == set(names)
