@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -97,6 +98,36 @@ def test_a_bad_release_is_one_line_naming_the_file_and_question(tmp_path: Path) 
     assert_questions_refused(release, samples, tmp_path / "out", "outside.pdf")
     samples[0]["doc_id"] = "missing.pdf"
     assert_questions_refused(release, samples, tmp_path / "out", "missing.pdf: the PDF a question names is missing")
+
+
+def test_a_question_listed_twice_is_refused_naming_both_positions(tmp_path: Path) -> None:
+    """`samples.json` listing a question twice, the same in every field (or every question twice), would build rows
+    scored twice: refused in one line naming the file, the question and its two positions (issue 77, item 4). The
+    same question with another answer (as the release asks one, "Not answerable" beside "46%") builds both."""
+    release = write_fixture(tmp_path / "rel")
+    samples = json.loads((release / "samples.json").read_text())
+    question = re.escape(repr(samples[1]["question"])[:40])
+    assert_questions_refused(
+        release,
+        [*samples, samples[1]],
+        tmp_path / "out",
+        rf"samples\.json: question {len(samples)} repeats question 1 .*{question}",
+    )
+    assert_questions_refused(
+        release, samples + samples, tmp_path / "out", rf"question {len(samples)} repeats question 0 "
+    )
+    other = {
+        **samples[1],
+        "answer": "Not answerable",
+        "evidence_pages": "[]",
+        "evidence_sources": "[]",
+        "answer_format": "None",
+    }
+    (release / "samples.json").write_text(json.dumps([*samples, other]))
+    built = build_mmlongbench_doc(str(release), tmp_path / "both")
+    assert built is not None
+    asked = [(r["question"], r["answer"]) for r in rows(built)]
+    assert asked.count((samples[1]["question"], "Not answerable")) == 1 and len(asked) == len(samples) + 1
 
 
 def test_the_fixture_pdfs_are_deterministic_and_hold_text_and_picture_pages(tmp_path: Path) -> None:
