@@ -110,7 +110,7 @@ class TaskConfig:
     # The benchmark's declaration (`harness.config.benchmark.BenchmarkDeclaration`: its report, viewer hooks, paper models,
     # extras): not part of the task's identity, since none of it changes what the model is asked or how it is scored.
     benchmark: FunctionRef | None = None
-    # Judging after generation by a second model (`harness.running.judge`): not part of the task's identity either,
+    # Judging after generation by a second model (`harness.running.task.judge`): not part of the task's identity either,
     # since it never changes what the model is asked.
     judge: dict[str, Any] = field(default_factory=dict)
     # What to do with a request that does not fit the model (`harness.inputs.truncation`); None: record it over-length.

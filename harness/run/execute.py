@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from harness.models.facts.reasoning import AnswerTags, ReasoningTags
     from harness.outputs.results.results_file import ResultsFile, RunFileRecord
     from harness.run.arguments import EvaluationOptions
-    from harness.running.judge import Judges
     from harness.running.sharding import Shard
+    from harness.running.task.judge import Judges
     from harness.running.task.task import TaskResult
 
 

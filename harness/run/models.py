@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from harness.api import Model
     from harness.inputs.input_policy import RunPolicies
     from harness.run.plan import RunPlan
-    from harness.running.judge import Judges
+    from harness.running.task.judge import Judges
 
 
 def make_model(
@@ -167,7 +167,7 @@ def open_judge(plan: RunPlan) -> Judges | None:
         )
         return None
     from harness.models.registry import backend_spec
-    from harness.running.judge import Judges
+    from harness.running.task.judge import Judges
 
     judge = plan.judge
     served = backend_spec(judge.backend).served_model_arg

@@ -21,7 +21,7 @@ from harness.inputs.prompts import prompt_text
 from harness.inputs.round_trip import check as check_round_trip
 from harness.inputs.round_trip import round_tripped
 from harness.inputs.truncation import fit_to_model
-from harness.running.journal.sample_records import screen
+from harness.running.sample_records import screen
 from harness.running.task.hook import TaskHookError
 from harness.running.task.requests import RowProblem
 from harness.running.task.task import Task

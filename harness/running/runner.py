@@ -41,14 +41,14 @@ from harness.running.budget import Budget
 from harness.running.cache import input_sha256
 from harness.running.journal.journal_file import SampleRecord, journal_name
 from harness.running.journal.sample_log import sample_line, sample_log_name, with_prompt, write_sample_log
-from harness.running.journal.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.journal.sample_store import SampleStore
-from harness.running.judge import Judges
 from harness.running.progress import OverallProgress
 from harness.running.progress import bar as progress_bar
 from harness.running.request_building import ChainedRequests, LazyRequests, OrderedRequests, RequestBuilder
+from harness.running.sample_records import RecordBuilder, refresh_cluster_keys, scored_rows, screen, sum_usage
 from harness.running.sharding import Shard, shard_sizes
 from harness.running.task.aggregation import Aggregated
+from harness.running.task.judge import Judges
 from harness.running.task.judging import judge_task
 from harness.running.task.requests import RowProblem
 from harness.running.task.task import Task, TaskResult

@@ -25,10 +25,10 @@ from harness.models.registry import backend_spec, get_model_class
 from harness.models.shared.api_client.prompt_cache import PromptShape, prompt_shape
 from harness.models.shared.scheduling.prefix_order import PromptKey, prompt_key
 from harness.models.shared.screen_model import ScreenModel
-from harness.running.journal.sample_records import screen
-from harness.running.judge import prompt_chars
 from harness.running.request_building import RequestBuilder
+from harness.running.sample_records import screen
 from harness.running.sharding import Shard
+from harness.running.task.judge import prompt_chars
 from harness.running.task.requests import RowProblem
 from harness.running.task.task import Task
 

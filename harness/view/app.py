@@ -40,8 +40,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from harness.view import pages, pairs
-from harness.view.samples import sample_pages
+from harness.view import pages, pairs, sample_pages
 from harness.view.samples.sample_index import hand_back
 from harness.view.viewer import HERE, Viewer
 

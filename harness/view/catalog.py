@@ -24,7 +24,7 @@ from harness.outputs.results.model_results import ModelResults, load_results
 from harness.outputs.results.results_file import ResultsFile, read_results_file
 from harness.outputs.results.trusted_tasks import trusted_task_folders, untrusted_task_folders
 from harness.running.journal.journal_file import journal_name
-from harness.view.safe_files import contained
+from harness.view.samples.safe_files import contained
 from harness.view.view_hooks_api import ViewHooks, view_hooks_of
 
 DIGIT_LIMIT = "a number of more digits than Python's 4,300-digit limit for int(str)"

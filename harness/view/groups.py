@@ -34,8 +34,8 @@ from harness.errors import UserError
 from harness.outputs.report.report_md import task_index
 from harness.outputs.results.groups import leaf_tasks, recorded_subtasks
 from harness.view.catalog import Catalog, warn
+from harness.view.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.samples.sample_index import SampleIndex, joined, read_record
-from harness.view.samples.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.samples.text_columns import concat, concat_clusters
 from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.view_hooks_api import ViewHooks

@@ -37,7 +37,7 @@ from harness.outputs.report.report_md import task_index
 from harness.outputs.report.run_provenance import run_section
 from harness.view.catalog import Catalog
 from harness.view.image_store import is_sha256, media_type
-from harness.view.safe_files import (
+from harness.view.samples.safe_files import (
     FIGURE_MANIFEST_MOST,
     FIGURE_MOST,
     REPORT_MOST,

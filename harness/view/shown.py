@@ -3,7 +3,7 @@ the images and a model's answer; and markdown as HTML with raw HTML escaped.
 
 The number the viewer shows for a model's task or group: report.md's cell for it, made by the same code
 (`harness.outputs.report.report_md.headline_cell`: the value on 0-100 with its 95 % interval, Wilson's on the effective n of
-`harness.outputs.report.estimates`; the row's scale as `report.row_scale` decides it over every model of the folder), or,
+`harness.outputs.results.estimates`; the row's scale as `report.row_scale` decides it over every model of the folder), or,
 where there is none, why (`harness.outputs.results.groups.why_no_value`). The index, the group grids and members and the
 task pages all show numbers through `shown`, so a cell reads the same on every page and in the report.
 
@@ -108,13 +108,6 @@ def heat_cell(key: str, value: object) -> dict[str, Any] | None:
         "level": int(min(max(mean, 0.0), 1.0) * 10 + 0.5),
         "n": count if isinstance(count, int) and not isinstance(count, bool) else "?",
     }
-
-
-def natural_key(text: str) -> tuple[int, float, str]:
-    try:
-        return (0, float(text), "")
-    except ValueError:
-        return (1, 0.0, text)
 
 
 def excerpt(text: object, limit: int = 160) -> str:

@@ -28,7 +28,7 @@ from harness.running.task.requests import RowProblem
 from harness.running.task.task import Task
 from harness.view.catalog import TaskRun
 from harness.view.image_store import ImageStore
-from harness.view.safe_files import HEADER_MOST, LINE_MOST, contained
+from harness.view.samples.safe_files import HEADER_MOST, LINE_MOST, contained
 from harness.view.samples.sample_index import axis_members
 from harness.view.view_hooks_api import NO_VIEW_HOOKS
 

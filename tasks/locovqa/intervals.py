@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.outputs.report.estimates import Estimate, estimate_of, number
+from harness.outputs.results.estimates import Estimate, estimate_of, number
 from harness.outputs.results.journal_rows import Row, task_rows
 from harness.outputs.results.model_results import ModelResults
 from harness.uncertainty.bootstrap import DEFAULT_ITERS

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from harness.outputs.report.figure_batch import figure
 from harness.outputs.report.figures import run_names, slug
-from harness.outputs.report.provenance import DataOrigin, data_caption
 from harness.outputs.report.verdict import Mode, VerdictRule, compare_direction, mode_of
 from harness.outputs.report.verdict_family import Cell, Family
 from harness.outputs.results.model_results import ModelResults
+from harness.outputs.results.provenance import DataOrigin, data_caption
 from tasks.locovqa.decay import FORMS, Fit, fit
 from tasks.locovqa.decay_slope import within_item_slope
 from tasks.locovqa.figures import decay_figure, needle_figure

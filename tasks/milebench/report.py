@@ -15,11 +15,11 @@ import re
 from pathlib import Path
 
 from builders.milebench.subsets import DIAGNOSTIC_TASKS, LEVELS, REALISTIC_TASKS, SUBSETS, TASK_IDS
-from harness.outputs.report.estimates import Estimate, estimate_of
-from harness.outputs.report.provenance import DataOrigin
 from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Cell, Family
+from harness.outputs.results.estimates import Estimate, estimate_of
 from harness.outputs.results.model_results import ModelResults
+from harness.outputs.results.provenance import DataOrigin
 from harness.outputs.results.results_file import TaskEntry
 from tasks.milebench.aggregation import (
     COLUMNS,

@@ -1,5 +1,5 @@
 """MMLongBench's figure: score against length, one panel per category (and Avg), ours solid with its 95 % band
-(Wilson's on the effective n, `harness.outputs.report.estimates`) and the paper's dashed (its Figures 22-26 as curves)."""
+(Wilson's on the effective n, `harness.outputs.results.estimates`) and the paper's dashed (its Figures 22-26 as curves)."""
 
 from __future__ import annotations
 

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.outputs.report.estimates import Estimate, estimate_of, interval_text, mean_of
 from harness.outputs.report.figure_batch import figure
 from harness.outputs.report.figures import run_names, slug
-from harness.outputs.report.provenance import DataOrigin, data_caption
 from harness.outputs.report.verdict import Comparison, Mode, Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.estimates import Estimate, estimate_of, interval_text, mean_of
 from harness.outputs.results.model_results import ModelResults
+from harness.outputs.results.provenance import DataOrigin, data_caption
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.length_figure import length_figure
 from tasks.mmlongbench.length_trend import trend_section

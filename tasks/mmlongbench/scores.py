@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from harness.models.facts.paper_models import PaperScore
-from harness.outputs.report.estimates import Estimate, estimate_of
+from harness.outputs.results.estimates import Estimate, estimate_of
 from harness.outputs.results.model_results import ModelResults
 from harness.outputs.results.results_file import TaskEntry
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES

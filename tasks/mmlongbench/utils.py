@@ -107,7 +107,7 @@ def random_answer(doc: dict[str, Any], rng: random.Random) -> str:
 
 # ------------------------------------------------------------------------- summarization judge
 # The official `scripts/eval_gpt4_summ.py` asks fluency, then recall, then precision, and skips a row at the
-# first reply without JSON; the harness asks in the same order and stops the same way (`harness.running.judge`).
+# first reply without JSON; the harness asks in the same order and stops the same way (`harness.running.task.judge`).
 
 
 def judge_prompts(doc: dict[str, Any], response: str) -> dict[str, str]:

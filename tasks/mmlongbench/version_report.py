@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.outputs.report.estimates import estimate_of, interval_text
 from harness.outputs.report.figures import run_names
 from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.estimates import estimate_of, interval_text
 from harness.outputs.results.model_results import ModelResults
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES, load_paper_results
 from tasks.mmlongbench.references import (

@@ -10,12 +10,12 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.outputs.report.estimates import estimate_of
 from harness.outputs.report.figures import run_names
-from harness.outputs.report.provenance import DataOrigin
 from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.estimates import estimate_of
 from harness.outputs.results.model_results import ModelResults
+from harness.outputs.results.provenance import DataOrigin
 from tasks.mmlongbench_doc.beside import beside_lines
 from tasks.mmlongbench_doc.paper_models import PAPER_COLUMNS, PAPER_MODELS, load_paper_results
 from tasks.mmlongbench_doc.utils import DOC_TYPES, EVIDENCE_SOURCES, PAGE_CELLS

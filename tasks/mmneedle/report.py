@@ -15,13 +15,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.report.estimates import estimate_of, interval_text
 from harness.outputs.report.figure_batch import figure
 from harness.outputs.report.figures import run_names
-from harness.outputs.report.provenance import DataOrigin
 from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.estimates import estimate_of, interval_text
 from harness.outputs.results.model_results import ModelResults
+from harness.outputs.results.provenance import DataOrigin
 from tasks.mmneedle.figures import Panel, cell_grid_figure, depth_figure, panel
 from tasks.mmneedle.paper_models import PAPER_MODELS as PAPER
 from tasks.mmneedle.task_names import config_of, paper_order

@@ -18,7 +18,7 @@ from harness.api import BackendFatalError, GenerationSettings, Response
 from harness.models.backends.openai_chat.wire import parse_completion
 from harness.models.registry import get_model_class
 from harness.models.shared.api_client.replies import EXCERPT_MOST, error_message, parse_body
-from harness.running.judge import JudgeSpec, judge_samples
+from harness.running.task.judge import JudgeSpec, judge_samples
 from tasks.mmlongbench.scoring import parse_judge_json
 from tests.support.model_requests import make_request
 

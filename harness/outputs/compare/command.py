@@ -12,11 +12,11 @@ from typing import Literal
 
 from builders.core.contract import REQUIRED, option, positive_int, switch
 from harness.errors import RECORDED_NOT_READ, CommandOptions, CommandParser, include_path_option
-from harness.outputs.compare.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.compare.compare_md import comparison_lines
 from harness.outputs.compare.runs import comparison
 from harness.outputs.compare.stats import CompareOptions
 from harness.outputs.report.run_to_run import MeasuredRunToRun, measured_from
+from harness.outputs.results.compare_file import COMPARE_JSON, read_compare_file, write_compare
 from harness.outputs.results.results_file import strict_values
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.outputs.compare.compare_file import AgreementRow, CompareFile, ComparisonRow
 from harness.outputs.compare.intervals import few_clusters, row_scale, scale_for
 from harness.outputs.report.report_md import PERCENT
+from harness.outputs.results.compare_file import AgreementRow, CompareFile, ComparisonRow
 from harness.uncertainty.comparisons import FEW_CLUSTERS
 from harness.uncertainty.power import minimum_detectable_effect
 

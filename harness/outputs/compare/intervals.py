@@ -20,9 +20,9 @@ from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
-from harness.outputs.compare.compare_file import ComparisonRow
 from harness.outputs.compare.paired_runs import float_or_nan
 from harness.outputs.report.report_md import scale_of, scales
+from harness.outputs.results.compare_file import ComparisonRow
 from harness.outputs.results.model_results import ModelResults
 from harness.uncertainty.comparisons import FEW_CLUSTERS, cluster_sign_flip_p, clustered_newcombe
 from harness.uncertainty.variance import design_from_keys

@@ -25,9 +25,9 @@ import numpy as np
 
 from harness.config.task_config import MetricSpec
 from harness.errors import UserError
-from harness.outputs.compare.compare_file import AgreementRow
 from harness.outputs.compare.paired_runs import PairedTask, number, paired_rows
 from harness.outputs.compare.stats import CompareOptions
+from harness.outputs.results.compare_file import AgreementRow
 from harness.running.task.metric_errors import bootstrap_seed
 from harness.running.task.task import Task
 from harness.uncertainty.agreement import MEASUREMENTS, Agreement, Measurement, agreement

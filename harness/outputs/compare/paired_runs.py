@@ -31,7 +31,7 @@ from harness.errors import UserError
 from harness.outputs.merge.journals import MergeError, read_journal
 from harness.outputs.results.model_results import ModelResults, load_results
 from harness.running.journal.journal_file import SampleRecord, journal_name
-from harness.running.judge import judge_log_name, read_judge_log
+from harness.running.task.judge import judge_log_name, read_judge_log
 
 ABSENT = "absent"  # what the other run has of a row it never recorded
 Way = Literal["a", "b", "tie"]

@@ -26,10 +26,10 @@ from pathlib import Path
 
 from harness.config.task_index import TaskIndex, natural_key
 from harness.errors import UserError, first_line
-from harness.outputs.compare.compare_file import ComparedRun, CompareFile, ComparisonRow, NotCompared, Unpaired
 from harness.outputs.compare.judge_agreement import JudgedPairs, agreement_rows, swapped_pairs
 from harness.outputs.compare.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.compare.stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task
+from harness.outputs.results.compare_file import ComparedRun, CompareFile, ComparisonRow, NotCompared, Unpaired
 from harness.outputs.results.groups import leaf_tasks
 from harness.outputs.results.trusted_tasks import trusted_task_index
 from harness.running.journal.journal_file import SCORING_PART

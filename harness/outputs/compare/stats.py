@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.config.task_config import GroupConfig, MetricSpec
-from harness.outputs.compare.compare_file import Adjustment, ComparisonRow
 from harness.outputs.compare.intervals import row_scale, settle, without_error
 from harness.outputs.compare.paired_runs import PairedTask, float_or_nan, number, row_keys
+from harness.outputs.results.compare_file import Adjustment, ComparisonRow
 from harness.outputs.results.groups import group_entries, leaf_tasks
 from harness.running.task.aggregation import aggregate_metrics
 from harness.running.task.metric_errors import Influences, bootstrap_seed

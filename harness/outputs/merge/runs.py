@@ -38,10 +38,10 @@ from harness.outputs.results.trusted_tasks import (
 )
 from harness.running.journal.journal_file import SCORING_PART, fingerprint, scoring_change
 from harness.running.journal.sample_log import SampleLogLine, read_sample_log, sample_log_name, write_sample_log
-from harness.running.journal.sample_records import sum_usage
-from harness.running.judge import JudgeLogLine, judge_counts, judge_log_name, read_judge_log, write_judge_log
+from harness.running.sample_records import sum_usage
 from harness.running.sharding import Shard, parse_shard
 from harness.running.task.aggregation import Aggregated
+from harness.running.task.judge import JudgeLogLine, judge_counts, judge_log_name, read_judge_log, write_judge_log
 from harness.running.task.task import Task, TaskResult
 
 

@@ -17,7 +17,6 @@ from builders.core.contract import option, switch
 from harness.config.task_index import TaskIndex, natural_key
 from harness.errors import CommandOptions, CommandParser, UserError, first_line, include_path_option
 from harness.outputs.compare.command import names_arg, probability_arg
-from harness.outputs.compare.compare_file import COMPARE_JSON, read_compare_file
 from harness.outputs.compare.intervals import row_scale as compared_scale
 from harness.outputs.compare.paired_runs import JournalUnreadable, float_or_nan, pick_run, read_task_journal, row_keys
 from harness.outputs.compare.runs import NOT_DECLARED, task_index
@@ -32,6 +31,7 @@ from harness.outputs.power.analysis import (
     power_file,
 )
 from harness.outputs.report.report_md import row_scale, scales
+from harness.outputs.results.compare_file import COMPARE_JSON, read_compare_file
 from harness.outputs.results.results_file import strict_values
 from harness.running.task.task import Task
 from harness.uncertainty.bootstrap import DEFAULT_ITERS

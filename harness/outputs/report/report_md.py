@@ -22,18 +22,18 @@ from harness.config.benchmark import BenchmarkDeclaration, declared_benchmark
 from harness.config.task_index import TaskIndex, natural_key
 from harness.config.yaml_loader import FunctionRef
 from harness.file_writing import write_text
-from harness.outputs.report.estimates import estimate_of, interval_text, number
 from harness.outputs.report.figure_batch import figure_batch
 from harness.outputs.report.hooks import AcrossModels, report_of
-from harness.outputs.report.provenance import (
-    comparability_warning,
-    provenance_section,
-)
 from harness.outputs.report.run_provenance import provenance_opening
 from harness.outputs.report.run_to_run import MeasuredRunToRun, measured_run_to_run
 from harness.outputs.report.verdict_family import adjusted_by
+from harness.outputs.results.estimates import estimate_of, interval_text, number
 from harness.outputs.results.groups import first_metric
 from harness.outputs.results.model_results import ModelResults, load_results, partial_results
+from harness.outputs.results.provenance import (
+    comparability_warning,
+    provenance_section,
+)
 from harness.outputs.results.results_file import metric_items, value_text
 from harness.outputs.results.trusted_tasks import trusted_task_folders
 
@@ -152,7 +152,7 @@ def scale_of(name: str, values: Sequence[object], declared: Mapping[str, int]) -
 
 
 def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None = None) -> str:
-    """Value and its 95 % interval (`harness.outputs.report.estimates`: Wilson's on the effective n), as a percentage
+    """Value and its 95 % interval (`harness.outputs.results.estimates`: Wilson's on the effective n), as a percentage
     (0-100) when the row's scale is known; else as recorded, ± its error."""
     entry = data.results.get(name) or data.groups.get(name) or {}
     if f"{metric},none" not in entry:

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.outputs.report.provenance import NONE, UNKNOWN, DataOrigin, limit_text
 from harness.outputs.results.cost_record import cost_lines
+from harness.outputs.results.provenance import NONE, UNKNOWN, DataOrigin, limit_text
 from harness.redact import redact_command, redact_mapping
 
 # Run-config fields this section shows by name; any other (a flag a later version adds) is listed as it is.

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from harness.errors import UserError
-from harness.outputs.compare.compare_file import CompareFile
+from harness.outputs.results.compare_file import CompareFile
 
 LEVEL = 0.95  # of the upper bound on the share of rows that change
 

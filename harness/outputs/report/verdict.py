@@ -12,7 +12,7 @@ chance alone gives (`harness.outputs.report.verdict_family`). docs/statistics.md
   of the band, or its ✗ did not survive the adjustment. The item-sampling error would call a faithful reproduction
   inconclusive at the papers' sizes and let a 10-point gap pass (issue 63).
 - **Fresh sample** (our rows are a new draw of the paper's population: a regenerated MMNeedle, LoCoVQA's generator):
-  two independent samples, both clustered. Ours on its effective n (`harness.outputs.report.estimates`), the paper's on its
+  two independent samples, both clustered. Ours on its effective n (`harness.outputs.results.estimates`), the paper's on its
   rows over its design effect, the intra-cluster correlation ours shows carried to the paper's cluster size
   (MMLongBench's n = 600 of ViQuAE is 100 ids of 6 rows). ✗ when the two-proportion score test on the effective n's
   rejects a zero difference, ✓ when Newcombe's interval of the difference lies inside ±t, ≈ otherwise.
@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.outputs.report.estimates import Estimate
 from harness.outputs.report.run_to_run import MEASURED, RunToRun
+from harness.outputs.results.estimates import Estimate
 from harness.uncertainty.comparisons import wilson_interval
 from harness.uncertainty.power import design_effect_from_icc, icc_from_design_effect
 
 if TYPE_CHECKING:
-    from harness.outputs.report.provenance import DataOrigin, TaskData
+    from harness.outputs.results.provenance import DataOrigin, TaskData
 
 ALPHA = 0.05
 LEVEL = 0.95
@@ -83,7 +83,7 @@ class Mode:
 
 
 def data_problem(tasks: Iterable[TaskData]) -> str | None:
-    """Why these tasks' data is not the paper's (`TaskData`s of `harness.outputs.report.provenance`), in short, or None."""
+    """Why these tasks' data is not the paper's (`TaskData`s of `harness.outputs.results.provenance`), in short, or None."""
     tasks = list(tasks)
     if not tasks:
         return "the data's origin is not recorded"

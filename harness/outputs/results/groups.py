@@ -48,7 +48,7 @@ from harness.config.group_rules import GROUP_AGGREGATIONS, MemberScore, mean
 from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError, first_line
-from harness.outputs.report.estimates import number
+from harness.outputs.results.estimates import number
 from harness.outputs.results.model_results import ModelResults
 from harness.outputs.results.results_file import AggregationRule, GroupAggregation, metric_items
 from harness.uncertainty.influence import Linearized, combine, redrawn_by, rule_gradient

@@ -11,7 +11,7 @@ from typing import Any
 from harness.config.task_index import natural_key
 from harness.errors import UserError
 from harness.models.registry import backend_spec
-from harness.outputs.report.provenance import DataOrigin, TaskData, provenance_line
+from harness.outputs.results.provenance import DataOrigin, TaskData, provenance_line
 from harness.outputs.results.results_file import (
     COPY_OF,
     RESULTS_GLOB,

@@ -16,17 +16,17 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, Required
 
 from pydantic import AfterValidator, WithJsonSchema
 from typing_extensions import TypedDict
 
 from builders.core import contract
+from builders.core.contract import kind_of
 from harness import schema
 from harness.api import Status
 from harness.redact import dumps
-from harness.running.task.metrics import sample_value_problem
 from harness.sent import CacheAsked, RoundTripRecord, SentImageRecord
 
 # Header parts that describe a run without deciding whether its samples can be reused.
@@ -92,7 +92,7 @@ MetricValue = Annotated[
 
 
 class LoggedFields(TypedDict, total=False):
-    """What a sample was asked, in its record (`harness.running.journal.sample_records.RecordBuilder.log_fields`)."""
+    """What a sample was asked, in its record (`harness.running.sample_records.RecordBuilder.log_fields`)."""
 
     target: str
     # the prompt as its backend sent it (`harness.sent`: a chat template's text, an API's messages as JSON, ...): its
@@ -107,7 +107,7 @@ class LoggedFields(TypedDict, total=False):
 
 
 class SampleRecord(LoggedFields, total=False):
-    """One sample's line: its outcome and what it was asked (`harness.running.journal.sample_records` builds it; a later
+    """One sample's line: its outcome and what it was asked (`harness.running.sample_records` builds it; a later
     record of a sample replaces an earlier one)."""
 
     type: Literal["sample"]
@@ -169,6 +169,44 @@ def metrics_change(theirs: Iterable[str], mine: Iterable[str]) -> str | None:
     return f"the task's metrics changed ({'; '.join(said)})" if said else None
 
 
+def _is_sample_number(value: object) -> bool:
+    return isinstance(value, int | float)
+
+
+def _is_key(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _is_pair(value: object) -> bool:
+    return isinstance(value, list | tuple) and len(value) == 2 and all(_is_sample_number(v) for v in value)
+
+
+def _is_breakdown(value: object) -> bool:
+    return isinstance(value, list | tuple) and all(
+        isinstance(p, list | tuple) and len(p) == 2 and _is_key(p[0]) and _is_sample_number(p[1]) for p in value
+    )
+
+
+# What one sample's value must be for each built-in aggregation: (test, the words an error says it expected).
+# A journal line whose value has another shape is not used (`sample_store`): its sample runs again. Declared here,
+# with the line's format, so that the journal reads no task code (`harness.running.task.metrics` aggregates them).
+SAMPLE_SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "mean": (_is_sample_number, "a number"),
+    "sum": (_is_sample_number, "a number"),
+    "ratio_of_sums": (_is_pair, "a [numerator, denominator] pair of numbers"),
+    "mean_by_key": (_is_breakdown, "a list of [key, number] pairs"),
+}
+
+
+def sample_value_problem(aggregation: str, value: object) -> str | None:
+    """Why `value` cannot be one sample's value of a metric aggregated by the built-in `aggregation`, or None
+    (None too for an aggregation of a task's own, whose shape only its function knows)."""
+    shape = SAMPLE_SHAPES.get(aggregation)
+    if shape is None or shape[0](value):
+        return None
+    return f"expected {shape[1]} (aggregation {aggregation}), got {kind_of(value)}"
+
+
 def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
@@ -198,7 +236,7 @@ def make_header(task: str, parts: dict[str, Any]) -> JournalHeader:
 def stamped(task: str, digest: str, record: Mapping[str, object]) -> SampleRecord:
     """`record` as a line of the journal of `task` whose fingerprint is `digest` (a record read back keeps its own
     marks, a record merged from shards is given the merged run's: `harness.outputs.merge.journals`)."""
-    # the record's own keys, checked where it was read (`record_problem`) or made (`harness.running.journal.sample_records`)
+    # the record's own keys, checked where it was read (`record_problem`) or made (`harness.running.sample_records`)
     return {"type": "sample", "task": task, "fingerprint": digest, **record}  # type: ignore[typeddict-item]
 
 

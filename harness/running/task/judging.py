@@ -10,8 +10,8 @@ from pathlib import Path
 
 from harness.api import SCORED, Model, Response
 from harness.running.journal.sample_store import Outcome, SampleStore
-from harness.running.judge import FAILED as JUDGE_FAILED
-from harness.running.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.running.task.judge import FAILED as JUDGE_FAILED
+from harness.running.task.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
 from harness.running.task.task import Task
 
 

@@ -12,8 +12,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from builders.core.contract import kind_of
-
 Aggregation = Callable[[Sequence[Any]], Any]
 
 
@@ -59,43 +57,6 @@ def mean_by_key(values: Sequence[Sequence[Sequence[Any]]]) -> dict[str, dict[str
         for key, value in pairs:
             groups.setdefault(str(key), []).append(float(value))
     return {k: {"mean": mean(v), "n": len(v), "stderr": mean_stderr(v)} for k, v in groups.items()}
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float)
-
-
-def _is_key(value: object) -> bool:
-    return isinstance(value, str | int | float) and not isinstance(value, bool)
-
-
-def _is_pair(value: object) -> bool:
-    return isinstance(value, list | tuple) and len(value) == 2 and all(_is_number(v) for v in value)
-
-
-def _is_breakdown(value: object) -> bool:
-    return isinstance(value, list | tuple) and all(
-        isinstance(p, list | tuple) and len(p) == 2 and _is_key(p[0]) and _is_number(p[1]) for p in value
-    )
-
-
-# What one sample's value must be for each built-in aggregation: (test, the words an error says it expected).
-# A journal line whose value has another shape is not used (`harness.running.journal.sample_store`): its sample runs again.
-SAMPLE_SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
-    "mean": (_is_number, "a number"),
-    "sum": (_is_number, "a number"),
-    "ratio_of_sums": (_is_pair, "a [numerator, denominator] pair of numbers"),
-    "mean_by_key": (_is_breakdown, "a list of [key, number] pairs"),
-}
-
-
-def sample_value_problem(aggregation: str, value: object) -> str | None:
-    """Why `value` cannot be one sample's value of a metric aggregated by the built-in `aggregation`, or None
-    (None too for an aggregation of a task's own, whose shape only its function knows)."""
-    shape = SAMPLE_SHAPES.get(aggregation)
-    if shape is None or shape[0](value):
-        return None
-    return f"expected {shape[1]} (aggregation {aggregation}), got {kind_of(value)}"
 
 
 AGGREGATIONS: dict[str, Aggregation] = {

@@ -16,9 +16,9 @@ from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.inputs.build_files import BUILDER_SOURCE
 from harness.running.journal.journal_file import canonical
-from harness.running.judge import JudgeSpec
 from harness.running.task.aggregation import Aggregated, aggregate_metrics
 from harness.running.task.hook import TaskHook, call_hook
+from harness.running.task.judge import JudgeSpec
 from harness.running.task.metric_errors import ScoredRow
 from harness.running.task.metrics import AGGREGATIONS, SAMPLE_METRICS
 from harness.running.task.requests import TaskRequests
@@ -43,7 +43,7 @@ class Task(TaskRequests):
     # --------------------------------------------------------------------------------- scoring
     def score(self, doc: Mapping[str, object], response: str) -> dict[str, Any]:
         """The sample's metrics from `process_results` (or the built-in ones): every metric of `metric_list`
-        except the judge's, which join later (`harness.running.judge`)."""
+        except the judge's, which join later (`harness.running.task.judge`)."""
         judged = set(self.judge.metrics) if self.judge else set()
         names = [m.metric for m in self.config.metric_list if m.metric not in judged]
         if "process_results" in self.hooks:

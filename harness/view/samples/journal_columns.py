@@ -20,7 +20,7 @@ import pyarrow.json as pj
 
 from harness.api import STATUSES
 from harness.running.journal.journal_file import parse_line, record_problem
-from harness.view.safe_files import LINE_MOST
+from harness.view.samples.safe_files import LINE_MOST
 from harness.view.samples.text_columns import CLUSTER
 
 MiB = 1 << 20

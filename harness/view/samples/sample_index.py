@@ -30,7 +30,6 @@ import pyarrow.compute as pc
 
 from builders.core import contract
 from harness.api import SCORED, STATUSES
-from harness.view.safe_files import JOURNAL_LINES_MOST
 from harness.view.samples.journal_columns import (
     Block,
     arrow_can_read,
@@ -41,13 +40,21 @@ from harness.view.samples.journal_columns import (
     read_line,
     sample_rows,
 )
+from harness.view.samples.safe_files import JOURNAL_LINES_MOST
 from harness.view.samples.text_columns import HASHES, Clusters, Texts, hashed_clusters
-from harness.view.shown import natural_key
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
 RIGHT, WRONG, TRUNCATED = "right", "wrong", "truncated"
 SHOWS = ("all", RIGHT, WRONG, *STATUSES, TRUNCATED)
+
+
+def natural_key(text: str) -> tuple[int, float, str]:
+    """A value's place in a sorted column: numbers by value, before text."""
+    try:
+        return (0, float(text), "")
+    except ValueError:
+        return (1, 0.0, text)
 
 
 @dataclass

@@ -22,9 +22,9 @@ import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import mcnemar
 
 from builders.mmlongbench.build import build_mmlongbench
-from harness.outputs.compare.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
 from harness.outputs.compare.intervals import row_scale
 from harness.outputs.compare.paired_runs import discordant, paired_rows, paired_task, pick_runs
+from harness.outputs.results.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
 from harness.run.cli import main
 from harness.uncertainty.comparisons import paired_difference
 

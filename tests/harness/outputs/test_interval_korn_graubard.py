@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.outputs.report.estimates import Estimate
+from harness.outputs.results.estimates import Estimate
 from harness.uncertainty.variance import mean_error
 
 REPLICATIONS = 1500

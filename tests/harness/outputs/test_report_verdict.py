@@ -15,10 +15,10 @@ import pytest
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from harness.outputs.report.estimates import Estimate
 from harness.outputs.report.report_md import verdict
 from harness.outputs.report.verdict import Paper
 from harness.outputs.report.verdict_family import Family, adjusted_by
+from harness.outputs.results.estimates import Estimate
 from harness.outputs.results.model_results import ModelResults, load_results
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
 from tasks.locovqa import report as locovqa

@@ -53,7 +53,7 @@ def test_a_measured_spread_agrees_with_a_faithful_run_and_not_with_a_ten_point_g
 
 
 def test_mode_of_uses_the_measurement_where_it_covers_the_tables_tasks() -> None:
-    from harness.outputs.report.provenance import DataOrigin, TaskData
+    from harness.outputs.results.provenance import DataOrigin, TaskData
 
     origin = DataOrigin(*[None] * 11)
     rule = verdict.VerdictRule(5.0, "5 points", lambda origin: "the paper's rows", "a fresh draw")

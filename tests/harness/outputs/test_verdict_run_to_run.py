@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import pytest
 
-from harness.outputs.report.estimates import Estimate
 from harness.outputs.report.report_md import verdict
 from harness.outputs.report.verdict import Paper, RunToRun
 from harness.outputs.report.verdict_family import Family
+from harness.outputs.results.estimates import Estimate
 from harness.uncertainty.variance import design_from_keys, influence_error
 
 IDS, ROWS_PER_ID = 100, 6

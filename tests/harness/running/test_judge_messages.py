@@ -10,7 +10,7 @@ import pytest
 from harness.api import GenerationSettings
 from harness.errors import TaskConfigError
 from harness.models.registry import get_model_class
-from harness.running.judge import JudgeSpec, judge_samples
+from harness.running.task.judge import JudgeSpec, judge_samples
 from tests.support.chat_server import ChatServer
 
 

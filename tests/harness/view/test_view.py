@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from harness.run.cli import main
-from harness.view.safe_files import inside
 from harness.view.samples import sample_index
+from harness.view.samples.safe_files import inside
 from harness.view.samples.sample_index import build_index
 from tests.support.results_runs import harness_run
 from tests.support.view_app import view_client

@@ -1,6 +1,6 @@
 """The viewer reads no file of the folder whole without a bound (issue 49, item 5): a report, a results file, a
 figure, a journal line, a sample log line and a journal header are each read within their bound
-(`harness.view.safe_files`), and one past it is one line on its page (or one line left out), in little memory; a
+(`harness.view.samples.safe_files`), and one past it is one line on its page (or one line left out), in little memory; a
 journal header whose `parts` is not an object is a header without parts (item 7: an HTTP 500 before). The files of
 2 GiB are sparse (nothing is written); the issue measured 2.2-4.3 GB and an HTTP 500 for each."""
 

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from builders.mmlongbench.build import build_mmlongbench
-from harness.outputs.report.estimates import estimate_of
+from harness.outputs.results.estimates import estimate_of
 from harness.outputs.results.model_results import load_results
 from tasks.mmlongbench import report
 from tasks.mmlongbench.length_figure import length_figure

@@ -17,8 +17,8 @@ from typing import Any
 
 from starlette.datastructures import QueryParams
 
-from harness.view.samples.sample_index import SHOWS, SampleIndex
-from harness.view.shown import excerpt, finite_float, natural_key, page_number
+from harness.view.samples.sample_index import SHOWS, SampleIndex, natural_key
+from harness.view.shown import excerpt, finite_float, page_number
 from harness.view.viewer import Viewer
 
 PAGE_SIZE = 50

@@ -14,7 +14,7 @@ and from the file's `uncertainty` section (`harness.outputs.results.results_file
 design effect and method. Nothing is re-computed here: the viewer shows what the run wrote.
 
 A metric whose scored rows are all 0 or full marks is a proportion, and the task's headline metric is on the scale
-report.md shows it on: each gets the interval report.md gives it (`harness.outputs.report.estimates.Estimate.interval`:
+report.md shows it on: each gets the interval report.md gives it (`harness.outputs.results.estimates.Estimate.interval`:
 Wilson's on the effective n, p(1 - p) / SE² with SE the larger of the clustered and plain errors; docs/statistics.md),
 which never collapses at 0 % or 100 %, where "± 0.0" would say a 0 of 12 is certain. The effective n shown is the
 same one.
@@ -32,15 +32,15 @@ import numpy as np
 from starlette.requests import Request
 from starlette.responses import Response
 
-from harness.outputs.report.estimates import Estimate
+from harness.outputs.results.estimates import Estimate
 from harness.outputs.results.results_file import MetricUncertainty
 from harness.view import groups
 from harness.view.catalog import TaskRun
 from harness.view.pages import THUMB
+from harness.view.sample_table import beside, others_of, sample_table, versus_of
 from harness.view.samples.journal_columns import as_float
-from harness.view.samples.sample_index import SampleIndex
-from harness.view.samples.sample_table import beside, others_of, sample_table, versus_of
-from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, natural_key, shown
+from harness.view.samples.sample_index import SampleIndex, natural_key
+from harness.view.shown import answer_fields, gold_text, grid_place, heat_cell, image_marks, shown
 from harness.view.task_data import header_of
 from harness.view.viewer import Viewer
 
