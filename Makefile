@@ -62,11 +62,14 @@ fuzz: $(STAMP)
 
 # docs/backends.md's tables, written from the registries (scripts/docs_tables.py), docs/schemas/, the JSON Schema
 # of each file the harness writes and of the build manifest (scripts/docs_schemas.py), and docs/ARCHITECTURE.md, the
-# harness's packages and which imports which (scripts/architecture.py); a test fails where one is stale.
+# harness's packages and which imports which (scripts/architecture.py), and harness/models/families/names.json, the
+# names each family declares, which a lookup reads to import only the families it needs (scripts/family_names.py); a
+# test fails where one is stale.
 docs: $(STAMP)
 	$(PY) scripts/docs_tables.py
 	$(PY) scripts/docs_schemas.py
 	$(PY) scripts/architecture.py
+	$(PY) scripts/family_names.py
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

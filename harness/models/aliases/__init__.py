@@ -29,11 +29,16 @@ from harness.models.registry import available_models, backend_spec
 
 
 class FamilyAliases(MutableMapping[str, Alias]):
-    """Every family module's aliases (`harness.models.families.aliases`), by name, read the first time one is asked
-    for: a run of a backend by its own name (`--model random`) imports no family."""
+    """Every family module's aliases, by name, each read from the family that declares it when asked for
+    (`harness.models.families.alias_named`): a run of a backend by its own name (`--model random`) imports no family,
+    one of an alias only its own; listing them all imports every family (`harness.models.families.aliases`)."""
+
+    def __init__(self) -> None:
+        self._added: dict[str, Alias] = {}  # set here (a test's alias), over the families'
+        self._removed: set[str] = set()
 
     @functools.cached_property
-    def _aliases(self) -> dict[str, Alias]:
+    def _declared(self) -> dict[str, Alias]:
         from harness.models.families import aliases
 
         found = aliases()
@@ -43,21 +48,29 @@ class FamilyAliases(MutableMapping[str, Alias]):
         return found
 
     def __getitem__(self, name: str) -> Alias:
-        if not isinstance(name, str) or name in available_models():
-            raise KeyError(name)  # no alias has a backend's name (checked as they are read): nothing to read
-        return self._aliases[name]
+        if not isinstance(name, str) or name in available_models() or name in self._removed:
+            raise KeyError(name)  # no alias has a backend's name (checked as they are listed): nothing to read
+        from harness.models.families import alias_named
+
+        found = self._added.get(name) or alias_named(name)
+        if found is None:
+            raise KeyError(name)
+        return found
 
     def __setitem__(self, name: str, alias: Alias) -> None:
-        self._aliases[name] = alias
+        self._added[name] = alias
+        self._removed.discard(name)
 
     def __delitem__(self, name: str) -> None:
-        del self._aliases[name]
+        self[name]  # a KeyError where there is none
+        self._added.pop(name, None)
+        self._removed.add(name)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._aliases)
+        return (name for name in {**self._declared, **self._added} if name not in self._removed)
 
     def __len__(self) -> int:
-        return len(self._aliases)
+        return sum(1 for _ in self)
 
 
 ALIASES = FamilyAliases()

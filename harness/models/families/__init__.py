@@ -11,13 +11,21 @@ names is found for every checkpoint of its kind, with no code of its own. A chec
 machine is known only as an alias names it (its family's declaration); else its family is not known, and the count
 says so (`checkpoint_family`). The fragments of names are for what has no config: an API model's name, or a served
 model's (`family_of_api_name`), in the registry's order.
+
+A lookup imports only the families it may need, as vLLM's registry imports an architecture's module on first use:
+`names.json` beside this module lists the names each family declares (`declared_names`; written by `make docs`,
+scripts/family_names.py, and a test fails where it is stale), so a lookup imports the families whose listed names
+match, and every family `names.json` does not list yet. A run of a baseline or an API model imports no family it does
+not use; listing every alias or style (`aliases`, `styles`: `harness models`) imports them all.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from harness.models.facts.alias import Alias
 from harness.models.facts.family import ImageTokens, ModelFamily
@@ -48,29 +56,66 @@ FAMILIES: dict[str, str] = {
 }
 
 
+NAMES = Path(__file__).with_name("names.json")  # family -> the names it declares, by kind (`declared_names`)
+KINDS = ("model_types", "architectures", "fragments", "aliases", "checkpoints", "styles")
+
+
 @functools.cache
+def family(name: str) -> ModelFamily:
+    """The family `name` of the registry, its module imported on first use."""
+    module = FAMILIES[name]
+    found = getattr(importlib.import_module(module), "FAMILY", None)
+    if not isinstance(found, ModelFamily):
+        raise TypeError(f"{module} declares no FAMILY (a ModelFamily) for the {name} family")
+    return found
+
+
 def families() -> list[ModelFamily]:
     """Every family, in the registry's order (each module imported once)."""
-    loaded = []
-    for name, module in FAMILIES.items():
-        family = getattr(importlib.import_module(module), "FAMILY", None)
-        if not isinstance(family, ModelFamily):
-            raise TypeError(f"{module} declares no FAMILY (a ModelFamily) for the {name} family")
-        loaded.append(family)
-    return loaded
+    return [family(name) for name in FAMILIES]
 
 
-def _variants() -> list[ImageTokens]:
-    return [variant for family in families() for variant in family.variants]
+def declared_names(declared: ModelFamily) -> dict[str, list[str]]:
+    """What a lookup may find a family by, by kind (`KINDS`): what `names.json` lists for it."""
+    variants = declared.variants
+    return {
+        "model_types": sorted({t for v in variants for t in v.model_types}),
+        "architectures": sorted({a for v in variants for a in v.architectures}),
+        "fragments": sorted({f for v in variants for f in v.fragments}),
+        "aliases": sorted(declared.aliases),
+        "checkpoints": sorted({str(a.args["pretrained"]) for a in declared.aliases.values() if "pretrained" in a.args}),
+        "styles": sorted(style.name for style in declared.styles),
+    }
+
+
+@functools.cache
+def _listed() -> dict[str, dict[str, list[str]]]:
+    return json.loads(NAMES.read_text(encoding="utf-8")) if NAMES.exists() else {}
+
+
+def _may_declare(kind: str, matches: Callable[[str], bool]) -> list[ModelFamily]:
+    """The families, in the registry's order, that `names.json` lists a matching name of `kind` for, and every family
+    it does not list (one added since it was written); only those are imported."""
+    listed = _listed()
+    return [family(n) for n in FAMILIES if n not in listed or any(matches(x) for x in listed[n].get(kind, ()))]
+
+
+def _variants(kind: str, matches: Callable[[str], bool]) -> list[ImageTokens]:
+    return [variant for found in _may_declare(kind, matches) for variant in found.variants]
 
 
 def family_of(model_type: str | None, architectures: Iterable[str] = ()) -> ImageTokens | None:
     """The variant a checkpoint's config names: its `model_type`, else one of its `architectures`, exactly as a
     variant declares them; None where no family here declares either."""
-    variants = _variants()
-    found = next((v for v in variants if model_type and model_type in v.model_types), None)
+    architectures = tuple(architectures)
+    found = (
+        next((v for v in _variants("model_types", model_type.__eq__) if model_type in v.model_types), None)
+        if model_type
+        else None
+    )
     for architecture in architectures:
-        found = found or next((v for v in variants if architecture in v.architectures), None)
+        declaring = _variants("architectures", architecture.__eq__)
+        found = found or next((v for v in declaring if architecture in v.architectures), None)
     return found
 
 
@@ -78,16 +123,20 @@ def family_of_api_name(name: str | None) -> ImageTokens | None:
     """The variant of an API model (or a served model) by its name, which has no config to read: the first, in the
     registry's order, whose fragments the name holds."""
     lowered = (name or "").lower()
-    return next((v for v in _variants() if lowered and any(f in lowered for f in v.fragments)), None)
+    if not lowered:
+        return None
+    return next(
+        (v for v in _variants("fragments", lowered.__contains__) if any(f in lowered for f in v.fragments)), None
+    )
 
 
 def alias_family(pretrained: str) -> ImageTokens | None:
     """The variant of a checkpoint an alias names, as the family module that declares the alias knows it: its one
     variant, or the one of its variants whose fragments the checkpoint's name holds."""
-    for family in families():
-        if any(alias.args.get("pretrained") == pretrained for alias in family.aliases.values()):
-            named = [v for v in family.variants if any(f in pretrained.lower() for f in v.fragments)]
-            return (named or list(family.variants))[0] if family.variants else None
+    for declaring in _may_declare("checkpoints", pretrained.__eq__):
+        if any(alias.args.get("pretrained") == pretrained for alias in declaring.aliases.values()):
+            named = [v for v in declaring.variants if any(f in pretrained.lower() for f in v.fragments)]
+            return (named or list(declaring.variants))[0] if declaring.variants else None
     return None
 
 
@@ -121,26 +170,34 @@ def checkpoint_family(pretrained: str, revision: str | None = None) -> tuple[Ima
 def styles() -> dict[str, PromptStyle]:
     """Every prompt style by name: `default`, `thinking` and `text_only` (a text LLM's), then each family's."""
     out = {DEFAULT.name: DEFAULT, THINKING.name: THINKING, TEXT_ONLY.name: TEXT_ONLY}
-    for family in families():
-        for style in family.styles:
+    for declared in families():
+        for style in declared.styles:
             if style.name in out:
-                raise ValueError(f"prompt style {style.name} is declared twice ({family.name})")
+                raise ValueError(f"prompt style {style.name} is declared twice ({declared.name})")
             out[style.name] = style
     return out
 
 
 def style_named(name: str) -> PromptStyle:
-    known = styles()
-    if name not in known:
-        raise ValueError(f"prompt_style={name!r}: expected one of {', '.join(sorted(known))}")
-    return known[name]
+    """The prompt style `name`: a built-in one, or the family's that declares it (only it imported)."""
+    builtin = {style.name: style for style in (DEFAULT, THINKING, TEXT_ONLY)}
+    declared = (s for f in _may_declare("styles", name.__eq__) for s in f.styles if s.name == name)
+    found = builtin.get(name) or next(declared, None)
+    if found is None:
+        raise ValueError(f"prompt_style={name!r}: expected one of {', '.join(sorted(styles()))}")
+    return found
+
+
+def alias_named(name: str) -> Alias | None:
+    """The alias `name` as the family that declares it has it (only that family imported), or None."""
+    return next((f.aliases[name] for f in _may_declare("aliases", name.__eq__) if name in f.aliases), None)
 
 
 def aliases() -> dict[str, Alias]:
     """Every family's aliases, by name (each once)."""
     out: dict[str, Alias] = {}
-    for family in families():
-        for name, alias in family.aliases.items():
+    for declared in families():
+        for name, alias in declared.aliases.items():
             if name in out:
                 raise ValueError(f"alias {name} is defined twice")
             out[name] = alias
