@@ -293,8 +293,9 @@ def _explanation(mode: Mode) -> str:
     return (
         "our r² (exp) with its 95 % interval from the item bootstrap of the whole curve, a description of the "
         "curve's shape (not tested: its interval does not cover the population r²), then our decay, the within-item "
-        "slope of the score per unit of length with its 95 % interval (clustered on the item, t with items - 1 "
-        f"degrees of freedom), beside the paper's r² (Tables 2-3), then the verdict ({mode.kind}: {mode.why}) on "
+        "slope of the score per unit of length with its 95 % interval (clustered on the item, its quantiles from "
+        "permuting each item's scores over its lengths: exact for a flat curve at any number of items), beside the "
+        f"paper's r² (Tables 2-3), then the verdict ({mode.kind}: {mode.why}) on "
         "the direction the paper's significant fit shows (its stars; ↓ rising): ✓ our slope's interval lies on the "
         "paper's side of 0; ✗ our slope goes the other way (its p against a flat curve, adjusted for the table's "
         "cells); ≈ neither (our interval contains 0, or the ✗ did not survive the adjustment); – not comparable "

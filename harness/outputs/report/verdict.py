@@ -9,13 +9,16 @@ chance alone gives (`harness.outputs.report.verdict_family`). docs/statistics.md
   sqrt(discordance x design effect / rows), within the benchmark's tolerance t (two one-sided tests, Schuirmann
   1987): ✓ when the 95 % interval of ours - paper lies inside ±t, ✗ when it lies outside (the test that
   |ours - paper| ≤ t rejects, before the multiplicity adjustment), ≈ otherwise: the interval reaches across an edge
-  of the band, or its ✗ did not survive the adjustment. The item-sampling error would call a faithful reproduction
-  inconclusive at the papers' sizes and let a 10-point gap pass (issue 63).
+  of the band, or its ✗ did not survive the adjustment. Beside ≈ the cell prints the smallest gap it rules out,
+  `within ±g` (`Comparison.rules_out`, g the larger end of the interval in size: the equivalence margin two one-sided
+  tests reject at the level ✓ uses), so that ≈ says how large a gap it excludes. The item-sampling error would call
+  a faithful reproduction inconclusive at the papers' sizes and let a 10-point gap pass (issue 63).
 - **Fresh sample** (our rows are a new draw of the paper's population: a regenerated MMNeedle, LoCoVQA's generator):
   two independent samples, both clustered. Ours on its effective n (`harness.outputs.results.estimates`), the paper's on its
   rows over its design effect, the intra-cluster correlation ours shows carried to the paper's cluster size
   (MMLongBench's n = 600 of ViQuAE is 100 ids of 6 rows). ✗ when the two-proportion score test on the effective n's
-  rejects a zero difference, ✓ when Newcombe's interval of the difference lies inside ±t, ≈ otherwise.
+  rejects a zero difference, ✓ when Newcombe's interval of the difference lies inside ±t, ≈ otherwise (with the gap
+  it rules out, as above).
 
 A bounded fresh-sample score (a proportion, a 0-100 score) is tested on the Wilson score scale, so an interval never
 collapses at 0 % or 100 %.
@@ -130,10 +133,19 @@ class Comparison:
     p_disagree: float = math.nan
     equivalent: bool = False
     why: str = ""
+    # The smallest gap the interval rules out, max(-low, high): any true |ours - paper| of at least it is rejected
+    # by two one-sided tests at the level of ✓ (an interval inside ±g). NaN where the verdict has no margin.
+    rules_out: float = math.nan
 
     @property
     def comparable(self) -> bool:
         return not self.why
+
+    def rules_out_text(self, decimals: int = 1) -> str:
+        """`within ±6.5`: the smallest gap this cell rules out; empty where it has none."""
+        if not self.comparable or not math.isfinite(self.rules_out):
+            return ""
+        return f"within ±{self.rules_out:.{decimals}f}"
 
     def difference_text(self, decimals: int = 1) -> str:
         """`-1.8 [-7.1, +3.5]`: ours - paper and its 95 % interval; empty where the cell is not comparable."""
@@ -193,7 +205,7 @@ def _same_items(ours: Estimate, paper: Paper, mode: Mode) -> Comparison:
     low, high = max(difference - half, -paper.value), min(difference + half, ours.scale - paper.value)
     p_disagree = _beyond_margin(difference, stderr, mode.tolerance, None)
     equivalent = -mode.tolerance < low and high < mode.tolerance  # both one-sided tests reject at 2.5 %
-    return Comparison(ours.value, paper.value, difference, low, high, p_disagree, equivalent)
+    return Comparison(ours.value, paper.value, difference, low, high, p_disagree, equivalent, rules_out=max(-low, high))
 
 
 def _beyond_margin(difference: float, stderr: float, margin: float, df: int | None) -> float:
@@ -246,6 +258,7 @@ def _fresh_sample(ours: Estimate, paper: Paper, tolerance: float) -> Comparison 
         high * scale,
         p_disagree,
         -margin < low and high < margin,
+        rules_out=max(-low, high) * scale,
     )
 
 
@@ -270,6 +283,10 @@ def explanation(mode: Mode, scale_name: str = "points") -> str:
     """What the marks of a table in this mode mean, for the line above it: each mark's exact condition."""
     tolerance = f"±{mode.tolerance:g} {scale_name}"
     adjusted = "or its ✗ did not survive the adjustment for the number of cells (the line under the table)"
+    within = (
+        f"beside ≈, `within ±g` is the smallest gap the cell rules out (g {scale_name}, the larger end of its interval "
+        "in size): a true gap of g or more either way is rejected as ✓ rejects the tolerance, a smaller one is not"
+    )
     if mode.kind == SAME_ITEMS:
         spread = mode.run_to_run
         how = (
@@ -282,7 +299,8 @@ def explanation(mode: Mode, scale_name: str = "points") -> str:
             "two runs of one model on them do; the 95 % interval of ours - paper is ±1.96 run-to-run errors, "
             f"sqrt(discordance × design effect / rows), at {how}. ✓ the interval lies inside {tolerance} (two "
             f"one-sided tests at 2.5 % each), ✗ it lies wholly outside {tolerance} (the test that |ours - paper| ≤ "
-            f"{mode.tolerance:g} rejects), ≈ neither: the interval reaches across an edge of {tolerance}, {adjusted}"
+            f"{mode.tolerance:g} rejects), ≈ neither: the interval reaches across an edge of {tolerance}, {adjusted}; "
+            f"{within}"
         )
     else:
         test = (
@@ -290,7 +308,7 @@ def explanation(mode: Mode, scale_name: str = "points") -> str:
             "with its clustered error (the paper's over its items, at the intra-cluster correlation ours shows): "
             f"✓ the 95 % interval of the difference lies inside {tolerance}, ✗ (where not ✓) a two-proportion score "
             f"test on the effective sizes rejects a zero difference, ≈ neither: the interval reaches across an edge "
-            f"of {tolerance} and the test does not reject, {adjusted}"
+            f"of {tolerance} and the test does not reject, {adjusted}; {within}"
         )
     return (
         f"Each cell: ours (the paper's) ours - paper [95 % interval], then the verdict, {test}; – not comparable "

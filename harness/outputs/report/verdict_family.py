@@ -4,8 +4,9 @@ the tally under the table with the number of cells, the count of ✗ chance alon
 as many (docs/statistics.md, "Multiplicity").
 
 A ✓ is not adjusted: claiming that every ✓ cell agrees is an intersection-union test, valid at its level without
-adjustment (Berger 1982). A cell's mark is known once its whole table is: a section adds each cell (`Family.add`,
-whose `Cell` prints as the cell's text and mark) and prints them after the last one is added.
+adjustment (Berger 1982). A ≈ cell prints beside its mark the smallest gap it rules out (`Comparison.rules_out_text`).
+A cell's mark is known once its whole table is: a section adds each cell (`Family.add`, whose `Cell` prints as the
+cell's text and mark) and prints them after the last one is added.
 """
 
 from __future__ import annotations
@@ -145,5 +146,12 @@ class Cell:
     def verdict(self) -> Verdict:
         return self.family.verdicts()[self.index]
 
+    @property
+    def mark(self) -> str:
+        """The verdict's mark; beside ≈ the smallest gap the cell rules out (`≈ within ±6.5`), where it has one."""
+        verdict = self.verdict
+        within = self.comparison.rules_out_text(self.decimals) if verdict.kind == INCONCLUSIVE else ""
+        return f"{verdict.mark} {within}" if within else verdict.mark
+
     def __str__(self) -> str:
-        return f"{self.comparison.text(self.decimals)} {self.verdict.mark}"
+        return f"{self.comparison.text(self.decimals)} {self.mark}"

@@ -9,9 +9,14 @@ partial credit (ROUGE, ANLS) has a smaller variance than a proportion at its val
 interval as wide as its error says. Where no error can be estimated (every row scored the same, one row) n_eff is the
 number of clusters, the fewest independent units the rows stand for (`harness.uncertainty.comparisons.effective_n`): the
 interval of a 0 % at n = 20 on 20 items is [0, 16.1 %], on 3 items [0, 56.1 %]. It never collapses to a point, and
-never reads "± 0.0". Where n_eff comes from an estimated clustered error over C clusters, the interval uses Korn and
-Graubard's degrees-of-freedom correction, n_eff · (t_{n-1} / t_{C-1})² (`Estimate.interval_n`): the variance rests
-on C clusters, not n rows.
+never reads "± 0.0". Where n_eff comes from an estimated error over C clusters, the interval uses Korn and
+Graubard's degrees-of-freedom correction, n_eff · (t_{n-1} / t_df)² (`Estimate.interval_n`): the variance rests on
+C clusters, not n rows, and on no more clusters than rows of the rarer outcome (0 or 1, read from the value:
+x = n · min(p, 1 - p)), so df = min(C - 1, x); the corrected n is never below min(n_eff, C), the n of the largest
+variance C cluster means on the scale can have. Wilson on Korn-Graubard's n with df C - 1 alone covered 88-93 % in
+the rare-outcome cells of a seeded grid (6 rows an item, p .05 or .95, 20-30 items: one positive row in 120 passed
+for a design effect of 1); with the rarer outcome's df every cell of the grid covers at least 93 %
+(bench/report_interval_coverage.py, bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -96,24 +101,35 @@ class Estimate:
 
     def interval_n(self, level: float = LEVEL) -> float | None:
         """The effective n the interval uses: `effective_n`, times Korn and Graubard's (1998) degrees-of-freedom
-        factor (t_{n-1} / t_{C-1})² at the interval's level where it comes from an estimated clustered error over C
-        clusters (a variance estimated from C clusters has C - 1 degrees of freedom, not n - 1: at 30 clusters or
-        fewer the uncorrected interval covered 89.5-93 % at p .05 or .9, issue 63). Not where no error could be
-        estimated: n_eff is then the clusters themselves, with no variance estimate to correct."""
+        factor (t_{n-1} / t_df)² at the interval's level where it comes from an estimated error over C clusters
+        (a variance estimated from C clusters has C - 1 degrees of freedom, not n - 1). df = min(C - 1, x), x the
+        rows of the rarer outcome, n · min(p, 1 - p): nearly all the variance is in the k clusters that hold it, a sum
+        of about k squares, and k ≤ x (one positive row in 120 shows no clustering whatever the truth). The result
+        is never below min(n_eff, C): C cluster means on the scale have at most p(1 - p) / C of variance, so the
+        clusters' own n bounds it (one positive row gets about that n, as 0 % does). Nothing changes where every
+        row is its own cluster (the factor is 1: no clustering to estimate), where no error could be estimated
+        (n_eff is then the clusters, with no variance estimate to correct) or where no clusters are recorded."""
         n_eff = self.effective_n()
         estimated = any(e is not None and e > 0 for e in (self.clustered, self.stderr))
-        if n_eff is None or not estimated or self.df is None or not self.n or self.n < 2:
+        p, clusters = self.proportion, self.n_clusters
+        if n_eff is None or p is None or not estimated or clusters is None or clusters < 2 or not self.n or self.n < 2:
             return n_eff
+        if clusters >= self.n:  # every row its own cluster: t_{n-1} / t_{C-1} is 1, and Wilson's is a binomial's
+            return n_eff
+        df = min(clusters - 1, self.n * min(max(min(p, 1 - p), 0.0), 0.5))
+        floor = min(n_eff, clusters)
+        if df <= 0:
+            return floor
         from scipy import stats
 
         quantile = 1 - (1 - level) / 2
-        factor = float(stats.t.ppf(quantile, self.n - 1) / stats.t.ppf(quantile, self.df)) ** 2
-        return n_eff * min(factor, 1.0)
+        factor = float(stats.t.ppf(quantile, self.n - 1) / stats.t.ppf(quantile, df)) ** 2
+        return max(n_eff * min(factor, 1.0), floor)
 
     def interval(self, level: float = LEVEL) -> tuple[float, float] | None:
         """The interval shown beside the value, on its scale: Wilson on the effective n for a bounded value
-        (Korn-Graubard's degrees of freedom applied: `interval_n`), else value ± t · error (t with clusters - 1
-        degrees of freedom); None where neither can be made."""
+        (Korn-Graubard's degrees of freedom applied, the rarer outcome's where fewer: `interval_n`), else value ± t ·
+        error (t with clusters - 1 degrees of freedom); None where neither can be made."""
         n_eff = self.interval_n(level)
         p = self.proportion
         if n_eff is not None and p is not None and self.scale:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.outputs.report.report_md import verdict
+from harness.outputs.report import verdict
 from harness.outputs.report.run_to_run import Changes, MeasuredRunToRun, measured_run_to_run
 from tests.harness.outputs.test_verdict_run_to_run import _rerun, mark_shares, simulated_marks
 

@@ -10,10 +10,11 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 import pytest
 
-from harness.outputs.report.report_md import verdict
+from harness.outputs.report import verdict
 from harness.outputs.report.verdict import Paper, RunToRun
 from harness.outputs.report.verdict_family import Family
 from harness.outputs.results.estimates import Estimate
+from harness.uncertainty.comparisons import equivalence_p
 from harness.uncertainty.variance import design_from_keys, influence_error
 
 IDS, ROWS_PER_ID = 100, 6
@@ -39,7 +40,7 @@ def _estimate(scores: np.ndarray) -> Estimate:
 
 def _mark(ours: Estimate, paper: float, mode: verdict.Mode = SAME) -> str:
     family = Family(method="holm")
-    return str(family.add(verdict.compare(ours, Paper(paper, IDS * ROWS_PER_ID, IDS), mode))).rsplit(" ", 1)[-1]
+    return family.add(verdict.compare(ours, Paper(paper, IDS * ROWS_PER_ID, IDS), mode)).verdict.mark
 
 
 def _paper_run(rng: np.random.Generator) -> np.ndarray:
@@ -138,3 +139,33 @@ def test_the_run_to_run_error_and_its_legend() -> None:
         "no run-to-run spread declared"
     )
     assert "none declared" in verdict.explanation(bare)
+
+
+def test_inconclusive_prints_the_smallest_gap_it_rules_out() -> None:
+    # ours 51.0 on 600 rows, the paper's 56.0: -5.0 ± 1.96 x 100 x sqrt(.05 x 2 / 600) = [-7.53, -2.47], across -5
+    ours = Estimate(51.0, 2.0, 3.0, 600, 100, 100, 2.0)
+    found = verdict.compare(ours, Paper(56.0), SAME)
+    stderr = 100 * np.sqrt(0.05 * 2 / 600)
+    assert found.rules_out == pytest.approx(5.0 + 1.959964 * stderr, abs=1e-4) == pytest.approx(-found.low)
+    cell = Family(method="holm").add(found)
+    assert str(cell) == "51.0 (56.0) -5.0 [-7.5, -2.5] ≈ within ±7.5" and cell.verdict.mark == "≈"
+    # it is the equivalence margin two one-sided tests reject at the level ✓ uses (2.5 % a side), and no smaller
+    assert equivalence_p(found.difference, stderr, found.rules_out) == pytest.approx(0.025)
+    assert equivalence_p(found.difference, stderr, found.rules_out - 0.1) > 0.025
+    assert equivalence_p(found.difference, stderr, found.rules_out + 0.1) < 0.025
+    # a gap of 2 points: the interval [-0.53, +4.53] lies inside ±5, ✓, and nothing is printed beside it
+    agree = Family(method="holm").add(verdict.compare(Estimate(58.0, 2.0, 3.0, 600, 100, 100, 2.0), Paper(56.0), SAME))
+    assert str(agree).endswith("[-0.5, +4.5] ✓")
+    # 12 points off: wholly outside ±5, ✗, nothing beside it either
+    apart = Family(method="holm").add(verdict.compare(Estimate(44.0, 2.0, 3.0, 600, 100, 100, 2.0), Paper(56.0), SAME))
+    assert str(apart).endswith(" ✗")
+    # the fresh-sample test says it too, from Newcombe's interval of the difference
+    fresh = verdict.Mode(verdict.FRESH_SAMPLE, "new draws", 5.0)
+    other = verdict.compare(Estimate(50.0, 5.0, 5.0, 100, 100, 100, 1.0), Paper(53.0, 100), fresh)
+    shown = str(Family(method="holm").add(other))
+    assert shown.endswith(f"≈ within ±{max(-other.low, other.high):.1f}") and other.rules_out > 5
+    for mode in (SAME, fresh):
+        assert "`within ±g` is the smallest gap the cell rules out" in verdict.explanation(mode)
+    # LoCoVQA's direction verdict has no margin: its ≈ stands alone
+    direction = verdict.compare_direction(-0.01, -0.03, 0.01, 0.4, -1, SAME)
+    assert str(Family(method="holm").add(direction)).endswith(" ≈")
