@@ -120,3 +120,13 @@ def sample_size(
     if not math.isfinite(needed):
         raise ValueError(f"no finite sample size detects {effect} at sd {sd}")
     return max(1, math.ceil(needed))
+
+
+def paired_mde(stderr_clustered: float, alpha: float, power: float) -> float:
+    """The minimum detectable effect of a paired difference whose clustered error is `stderr_clustered`: z · SE,
+    the error its interval and p rest on, small-sample factor and all, and a design effect under 1 as measured. NaN
+    where there is no error (none estimable, or no spread). `harness compare`'s MDE and `harness power --pair`'s come
+    from here, so the two agree on every pair."""
+    if not (math.isfinite(stderr_clustered) and stderr_clustered > 0):
+        return math.nan
+    return minimum_detectable_effect(1, stderr_clustered, alpha=alpha, power=power)

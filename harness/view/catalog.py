@@ -78,7 +78,7 @@ class Catalog:
         self.union = union_of(self.everyone)
         self.declared: dict[str, int] = scales(self.union) if self.models else {}
         self.cross_rows: list[tuple[str, str]] = headline_rows(self.union) if self.models else []
-        self.row_metric = dict(self.cross_rows)
+        self.row_metric = first_metrics(self.cross_rows)
         # model -> task or group -> the `ViewHooks` its benchmark declares, read once a declaration
         self.hooks: dict[str, dict[str, ViewHooks | None]] = {}
         declared: dict[int, ViewHooks] = {}
@@ -131,7 +131,23 @@ class Catalog:
         if name in self.row_metric:
             return self.row_metric[name]
         data = self.models.get(model)
-        return headline_metric(data, name, dict(self.headline.get(model, []))) if data is not None else None
+        return headline_metric(data, name, first_metrics(self.headline.get(model, []))) if data is not None else None
+
+    def sample_metric(self, model: str, name: str) -> str | None:
+        """The metric each row of a task is read on for its headline metric (`primary_metric`): that metric, or where
+        its rows hold no score of their own the one its benchmark names (`ViewHooks.row_scores`)."""
+        metric = self.primary_metric(model, name)
+        hooks = self.hooks.get(model, {}).get(name)
+        return hooks.row_scores.get(metric, metric) if hooks is not None and metric is not None else metric
+
+
+def first_metrics(rows: list[tuple[str, str]]) -> dict[str, str]:
+    """Each task's or group's first metric among (name, metric) rows: a benchmark that lists two for one task (its
+    accuracy, then its F1) is shown by the first."""
+    out: dict[str, str] = {}
+    for name, metric in rows:
+        out.setdefault(name, metric)
+    return out
 
 
 def warn(message: str) -> None:

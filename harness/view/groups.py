@@ -229,8 +229,9 @@ class GroupIndex(SampleIndex):
 
 
 def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
-    """One index over `parts`: (task, its index, its headline metric), in that order. Every metric of any task is a
-    column (NaN where a task has none), and `HEADLINE` reads each row on its task's headline metric."""
+    """One index over `parts`: (task, its index, the metric its rows are read on for its headline metric:
+    `Catalog.sample_metric`), in that order. Every metric of any task is a column (NaN where a task has none), and
+    `HEADLINE` reads each row on its task's headline metric."""
     group = GroupIndex(Path("."), (0, 0))
     names: dict[str, None] = {}
     for _, index, _ in parts:
@@ -298,7 +299,7 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
     for member in group.members:
         run = catalog.task_run(model, member.task)
         if run is not None:
-            parts.append((member.task, viewer.index(run), member.metric))
+            parts.append((member.task, viewer.index(run), catalog.sample_metric(model, member.task)))
             values = [(member.task,), *[(member.axes[a],) if a in member.axes else () for a in labels[1:]]]
             per_task.append(values)
     index = combine(parts)
@@ -325,7 +326,7 @@ def group_samples(viewer: Viewer, request: Request, model: str) -> Response:
         for m in group.members
     ]
     if versus:
-        beside(viewer, versus, table["rows"], lambda task: catalog.primary_metric(versus, task))
+        beside(viewer, versus, table["rows"], lambda task: catalog.sample_metric(versus, task))
     heads = [(m, _head(catalog, m, group.name, tasks)) for m in (model, versus) if m]
     return viewer.render(
         "samples.html",

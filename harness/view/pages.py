@@ -214,7 +214,20 @@ def linked_report(text: str, catalog: Catalog) -> str:
             if url and first is not None and first.children is not None:
                 _link(first, url)
         position += 1
+    _number_cells(tokens)
     return md.renderer.render(tokens, md.options, {})
+
+
+# a value, its interval, a p or counts (27.8 [18.3, 39.8], <0.0001, 0 / 17), or the word for none (N/A, —)
+NUMBER_CELL = re.compile(r"[\d.,\s\[\]()/±%<>+\-−]*\d[\d.,\s\[\]()/±%<>+\-−]*|N/A|—")
+
+
+def _number_cells(tokens: list[Token]) -> None:
+    """Each table cell that holds only a number (a value, its interval, a p, counts) marked `num`: set right and
+    never broken mid-number (`1.00` over `00`); a wide table scrolls inside its own box instead."""
+    for token, inline in zip(tokens, tokens[1:], strict=False):
+        if token.type == "td_open" and inline.type == "inline" and NUMBER_CELL.fullmatch(inline.content.strip()):
+            token.attrSet("class", "num")
 
 
 def _link(cell: Token, url: str) -> None:

@@ -84,7 +84,7 @@ def pairs(viewer: Viewer, request: Request) -> Response:
         return viewer.not_found("no such task run by both models in this results folder")
     index_a, index_b = viewer.index(run_a), viewer.index(run_b)
     metrics = [m for m in index_a.metrics if m in index_b.metrics]
-    default = viewer.catalog.primary_metric(model_a, task)
+    default = viewer.catalog.sample_metric(model_a, task)
     metric = params.get("metric") or default or ""
     metric = metric if metric in metrics else (default if default in metrics else (metrics[0] if metrics else ""))
     way = params.get("way", "a") if params.get("way") in ("a", "b") else "a"

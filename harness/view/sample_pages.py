@@ -61,9 +61,8 @@ def samples(viewer: Viewer, request: Request) -> Response:
     others = others_of(viewer, run.model, [run.task])
     versus = versus_of(params, others)
     headline = catalog.primary_metric(run.model, run.task)
-    table = sample_table(
-        viewer.index(run), params, data.axes(), headline, {"model": run.model, "task": run.task, "vs": versus or ""}
-    )
+    state = {"model": run.model, "task": run.task, "vs": versus or ""}
+    table = sample_table(viewer.index(run), params, data.axes(), catalog.sample_metric(run.model, run.task), state)
     if versus:
         beside(viewer, versus, table["rows"], lambda _: table["metric"])
     heads = [(m, shown(catalog, m, run.task, headline)) for m in (run.model, versus) if m]
@@ -147,7 +146,8 @@ def sample(viewer: Viewer, request: Request) -> Response:
         sample_id=sample_id,
         doc_id=doc_id,
         prompt=prompt,
-        gold=gold_text(prompt.gold),
+        gold=gold_text(prompt.gold, run.hooks.gold_shown if run.hooks is not None else None, doc),
+        fields=run.hooks.metric_fields if run.hooks is not None else {},
         columns=[answer_fields(model, rec) for model, rec in columns],
         marks=marks,
         others=others,

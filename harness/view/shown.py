@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,10 +142,18 @@ def image_marks(
     return out
 
 
-def gold_text(gold: object) -> str | None:
-    """The gold answer as a reader wants it: a gold the data holds as JSON (MMLongBench's `"Yes"`, a list of
-    aliases, DocVQA's list answers, which the release holds as JSON text inside the JSON) without its quotes, one
-    answer a line; any other text as it is."""
+def gold_text(gold: object, hook: object = None, doc: dict[str, object] | None = None) -> str | None:
+    """The gold answer as a reader wants it: in the form a reply gives it where the benchmark says how
+    (`ViewHooks.gold_shown`: MM-NIAH's option letter for the index its data holds), else a gold the data holds as
+    JSON (MMLongBench's `"Yes"`, a list of aliases, DocVQA's list answers, which the release holds as JSON text inside
+    the JSON) without its quotes, one answer a line; any other text as it is."""
+    if callable(hook) and doc is not None and isinstance(gold, str):
+        try:
+            found = hook(doc, gold)
+        except Exception:  # a benchmark's reading aid must not lose the page: the gold as the data holds it
+            found = None
+        if found is not None:
+            return str(found)
     if not isinstance(gold, str):
         return None if gold is None else str(gold)
     try:
@@ -164,11 +172,14 @@ def gold_text(gold: object) -> str | None:
     return gold
 
 
-def metric_rows(value: object) -> list[tuple[str, str]] | None:
-    """A metric whose value is a list, as the rows of a small table: a breakdown's `[key, value]` pairs, or the
-    parts of a `[numerator, denominator]`; None for a plain value."""
+def metric_rows(value: object, fields: Sequence[str] | None = None) -> list[tuple[str, str]] | None:
+    """A metric whose value is a list, as the rows of a small table: its numbers by the names the benchmark gives its
+    fields (`ViewHooks.metric_fields`: a row's score and the flags beside it, never one number read as a score), a
+    breakdown's `[key, value]` pairs, or the parts of a `[numerator, denominator]`; None for a plain value."""
     if not isinstance(value, list) or not value:
         return None
+    if fields and len(fields) == len(value) and not any(isinstance(item, list) for item in value):
+        return [(str(name), number_text(item)) for name, item in zip(fields, value, strict=True)]
     if all(isinstance(item, list) and len(item) == 2 for item in value):
         return [(str(key), number_text(item)) for key, item in value]
     if len(value) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):

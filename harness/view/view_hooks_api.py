@@ -1,8 +1,9 @@
 """What a benchmark gives `harness view`, declared: the `ViewHooks` of its declaration
 (`harness.config.benchmark.BenchmarkDeclaration.view`, which its tasks' YAML names; each benchmark writes it in its
 `view_hooks.py`): the sample table's axes, the breakdowns whose cells open their samples, the marks on a prompt's
-images, each task's place on the axes across tasks and the grids a group's page draws of them, and the page a row of
-its report opens.
+images, each task's place on the axes across tasks and the grids a group's page draws of them, the page a row of its
+report opens, the names of a list-valued metric's fields, the metric that scores a row where the headline metric's rows
+hold no score of their own, and the gold in the form a reply gives it.
 
     BenchmarkDeclaration("MMNeedle", view=ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row))
 
@@ -45,6 +46,13 @@ class TaskAxes(Protocol):
     def __call__(self, task: str, /) -> dict[str, str]: ...
 
 
+class GoldShown(Protocol):
+    """The gold answer as the page shows it, from the document and the gold's text as the journal holds it: in the
+    form a reply gives it (an option's letter where the data holds its index); None: as the journal holds it."""
+
+    def __call__(self, doc: dict[str, object], gold: str, /) -> str | None: ...
+
+
 class ViewerRow(Protocol):
     """The page (task or group, {axis: value}) a row of the benchmark's own report tables opens, or None."""
 
@@ -64,6 +72,12 @@ class ViewHooks:
     group_grid: Mapping[str, Sequence[str]] | None = None  # {"rows": axes, "columns": axes, "facets": axes}
     axis_order: Mapping[str, Sequence[str]] = field(default_factory=dict)  # axis -> its values in order
     viewer_row: ViewerRow | None = None
+    # A metric whose row holds several numbers (a list) -> a name for each, shown beside each on a sample's page.
+    metric_fields: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # A metric whose rows hold no one score of their own (a list the aggregation reads, such as a heat map's cell and
+    # decision) -> the metric that scores each row: the page reads a row's value, right or wrong, on it.
+    row_scores: Mapping[str, str] = field(default_factory=dict)
+    gold_shown: GoldShown | None = None  # without: the gold as the journal holds it
 
 
 NO_VIEW_HOOKS = ViewHooks()

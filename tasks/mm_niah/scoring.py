@@ -1,7 +1,9 @@
 """MM-NIAH's official scorer (`calculate_scores.py::is_correct` with `utils/tools.py::VQAEval`, OpenGVLab/MM-NIAH
 @2fd03dd), line for line, quirks included:
 
-- multiple choice (an int answer): a reply of digits is compared as a number (`"2"` is option C); otherwise, after
+- multiple choice (an int answer): a reply of digits is compared as a number (`"2"` is option C; a reply such as
+  `"²"` passes `str.isdigit()` and `int()` raises, which stops the official `main()` whole, where here it refuses that
+  row alone, recorded `error`, the others scored); otherwise, after
   `.strip('.')`, lower-casing, removing "the answer is" and `*`, cutting at the first `.`, the reply must be one
   letter (`"(a)"`, `"A) fox"`, `"Option A"` are wrong); "none" is wrong; two camera replies map to a and b;
 - counting (a list answer, or its JSON text): the reply, less "json" and backticks, must parse as JSON to a list (a

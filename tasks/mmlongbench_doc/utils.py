@@ -5,9 +5,11 @@ The official extractor (`eval/extract_answer.py`) sends two messages: the user's
 `prompt_for_answer_extraction.md`) and an assistant turn holding "\\n\\nQuestion:{question}\\nAnalysis:{reply}\\n";
 `judge_prompts` gives the judge the same two, roles and all.
 
-Generalized F1 needs three figures of a row (its score, whether its gold is answerable, whether its prediction is);
-the judge's metrics are one float each, so `f1` carries them as score + 2 * answerable + 4 * predicted-answerable
-(exact in binary floating point), which `generalized_f1` reads back and aggregates as `eval_acc_and_f1` does.
+Generalized F1 needs three figures of a row: its score, whether its gold is answerable, whether its prediction is.
+A row's `f1` holds them as three fields, `[score, answerable, predicted]` (`F1_FIELDS`; the two flags 0 or 1), never
+folded into one number, so the one value a page shows as a row's score is its score (`acc`), and `harness view` names
+the fields (`view_hooks.py`) while `harness compare` correlates no `f1` row (it is no score). `generalized_f1` reads
+the fields back and aggregates them as `eval_acc_and_f1` does: the same samples, the same sums, the same F1.
 """
 
 from __future__ import annotations
@@ -70,32 +72,34 @@ def random_answer(doc: Doc, rng: random.Random) -> str:
 # ------------------------------------------------------------------------------------------- row metrics
 
 
-def f1_item(score: float, answer: str, pred: str) -> float:
-    """One row's part of generalized F1 in one float (module doc)."""
-    return score + 2.0 * (answer != NOT_ANSWERABLE) + 4.0 * (pred != NOT_ANSWERABLE)
+F1_FIELDS = ("score", "answerable", "predicted")  # a row's `f1`, field by field (module doc)
 
 
-def generalized_f1(items: Sequence[float]) -> float:
+def f1_item(score: float, answer: str, pred: str) -> list[float]:
+    """One row's part of generalized F1: `[score, answerable, predicted]` (module doc)."""
+    return [score, float(answer != NOT_ANSWERABLE), float(pred != NOT_ANSWERABLE)]
+
+
+def _f1_sample(item: Sequence[float] | float) -> dict[str, object]:
+    """A row's `f1` as the sample `eval_acc_and_f1` reads (its gold and prediction stand for what they were: answerable
+    or not). A single number is the code journals before the fields held (score + 2 * answerable + 4 * predicted)."""
+    if isinstance(item, int | float):
+        guessed = float(item >= 4.0)
+        asked = float(item - 4.0 * guessed >= 2.0)
+        item = [item - 4.0 * guessed - 2.0 * asked, asked, guessed]
+    score, answerable, predicted = item
+    return {"score": score, "answer": "" if answerable else NOT_ANSWERABLE, "pred": "" if predicted else NOT_ANSWERABLE}
+
+
+def generalized_f1(items: Sequence[Sequence[float] | float]) -> float:
     """`eval_acc_and_f1`'s F1 over the rows' `f1_item`s."""
-    samples = []
-    for item in items:
-        predicted = item >= 4.0
-        rest = item - 4.0 * predicted
-        answerable = rest >= 2.0
-        samples.append(
-            {
-                "score": rest - 2.0 * answerable,
-                "answer": "" if answerable else NOT_ANSWERABLE,
-                "pred": "" if predicted else NOT_ANSWERABLE,
-            }
-        )
-    return eval_acc_and_f1(samples)[1]
+    return eval_acc_and_f1([_f1_sample(item) for item in items])[1]
 
 
-def row_metrics(doc: Doc, pred: str, prefix: str) -> dict[str, float]:
+def row_metrics(doc: Doc, pred: str, prefix: str) -> dict[str, float | list[float]]:
     """The row's score, its F1 item and its cells (evidence source, single/cross-page/unanswerable)."""
     score, pred = scored(doc["answer"], pred, doc["answer_format"])  # a failure's pred is "Failed to extract"
-    out = {f"{prefix}acc": score, f"{prefix}f1": f1_item(score, doc["answer"], pred)}
+    out: dict[str, float | list[float]] = {f"{prefix}acc": score, f"{prefix}f1": f1_item(score, doc["answer"], pred)}
     for cell in cells(doc):
         out[f"{prefix}acc_{cell}"] = score
     return out
@@ -118,7 +122,7 @@ def cells(doc: Doc) -> list[str]:
     return out
 
 
-def process_results(doc: Doc, results: list[str]) -> dict[str, float]:
+def process_results(doc: Doc, results: list[str]) -> dict[str, float | list[float]]:
     """Without an extractor (no `--judge_model`: the random baseline): the reply itself, stripped, scored as if it
     were the extracted answer (`*_unextracted`, not the paper's figures)."""
     return row_metrics(doc, results[0].strip(), "unextracted_")
@@ -138,5 +142,5 @@ def judge_parse(reply: str) -> str:
     return parse_extraction(reply)
 
 
-def judge_score(doc: Doc, response: str, verdicts: Mapping[str, str]) -> dict[str, float]:
+def judge_score(doc: Doc, response: str, verdicts: Mapping[str, str]) -> dict[str, float | list[float]]:
     return row_metrics(doc, verdicts[EXTRACT], "")

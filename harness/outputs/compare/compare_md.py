@@ -5,7 +5,9 @@ A score is shown on the scale report.md shows it on, so that the paired section 
 read alike (issue 54): a score on a known scale (`report.row_scale`'s rule: the benchmark's `ReportHooks.scale`, 1 for
 proportions and 100 for the papers' 0-100 scores; else a proportion where both values lie in [0, 1]) has its values on
 0-100 with one decimal, as the report's cells, and its differences, intervals, MDE and run-to-run errors in points with
-two; a count (a `sum` aggregation, such as LoCoVQA's non-responses) and any other number stay as recorded. compare.json keeps every number as the results files record it."""
+two; a count (a `sum` aggregation, such as LoCoVQA's non-responses) and any other number stay as recorded, in a table
+of their own, so that no column mixes 0-100 scores with numbers on another scale. compare.json keeps every number as
+the results files record it."""
 
 from __future__ import annotations
 
@@ -22,6 +24,11 @@ ADJUSTED = {"holm": "Holm", "fdr_bh": "Benjamini-Hochberg"}
 SHOWN_IDS = 3  # sample ids shown per task among its rows in one run only (compare.json lists them all)
 SHOWN_NAMES = 6  # tasks shown per reason they were not compared
 SHOWN_TABLE_VALUES = 6  # a confusion table of more values is in compare.json only
+RECORDED = (
+    "Rows on no 0-100 scale: counts (a `sum`, such as the rows a model left unanswered) and numbers that are no "
+    "proportions, their values, differences, intervals and MDE as recorded (four decimals), in a table of their own so "
+    "that each column of the table above holds one scale."
+)
 
 
 def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
@@ -257,12 +264,15 @@ def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:
     title, part = "#" * depth, "#" * (depth + 1)
     lines = [f"{title} Paired comparison: {compared['a']['model']} − {compared['b']['model']}", ""]
     lines += [*_runs(compared), "", *explanation(compared), ""]
-    groups = [r for r in compared["rows"] if r["kind"] == "group"]
-    tasks = [r for r in compared["rows"] if r["kind"] == "task"]
-    if groups:
-        lines += [f"{part} Groups", "", *_table(groups, compared, False), ""]
-    if tasks:
-        lines += [f"{part} Tasks", "", *_table(tasks, compared, True), ""]
+    for kind, title in (("group", "Groups"), ("task", "Tasks")):
+        rows = [r for r in compared["rows"] if r["kind"] == kind]
+        scored = [r for r in rows if row_scale(r) is not None]  # one scale a column: 0-100 here, as recorded below
+        recorded = [r for r in rows if row_scale(r) is None]
+        if scored:
+            lines += [f"{part} {title}", "", *_table(scored, compared, kind == "task"), ""]
+        if recorded:
+            lines += [f"{part} {title}: counts and other numbers, as recorded", "", RECORDED, ""]
+            lines += [*_table(recorded, compared, kind == "task"), ""]
     lines += _agreement(compared, part)
     lines += [f"{part} Rows in one run only", "", *_unpaired(compared), ""]
     if compared["not_compared"]:

@@ -46,7 +46,7 @@ from harness.uncertainty.comparisons import (
     two_sided_p,
 )
 from harness.uncertainty.influence import Linearized, difference
-from harness.uncertainty.power import minimum_detectable_effect
+from harness.uncertainty.power import paired_mde
 from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 
 NAN = math.nan
@@ -115,7 +115,7 @@ def _row(
     df = None if error.overlap else error.n_clusters - 1
     low, high = interval(estimate, error.stderr_clustered, options.level, df)
     se = error.stderr_clustered
-    mde = minimum_detectable_effect(1, se, alpha=options.alpha, power=options.power) if se > 0 else NAN
+    mde = paired_mde(se, options.alpha, options.power)  # the one `harness power --pair` gives the pair
     return ComparisonRow(
         name=name,
         kind="task" if kind == "task" else "group",

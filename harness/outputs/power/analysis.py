@@ -18,9 +18,11 @@ n = deff · (z · σ_c / δ)², σ_c the per-row standard deviation of what is c
 different rows, σ · √2. From a build or one run, a paired difference's design effect is taken to be one run's and r is
 assumed (`--correlation`), and the header says so: where the two models share an item effect the difference's design
 effect is smaller than one run's, where each has its own it can be larger (issue 63). From a **finished pair**
-(`from_pair`, `harness power --pair COMPARE_JSON`: two runs compared by `harness compare`), both are measured: σ_c is
-the difference's own per-row sd (its plain error · √n) and the design effect the difference's, r each row's Pearson
-correlation. A design effect below 1 (an estimate's noise) is taken as 1.
+(`from_pair`, `harness power --pair COMPARE_JSON`: two runs compared by `harness compare`), both are measured, and the
+MDE is the one `harness compare` prints for the pair (`paired_mde`: z times the difference's clustered error, its
+small-sample factor included and a design effect under 1 as measured), the rows needed n · (MDE / δ)²; σ_c shown is
+the difference's own per-row sd (its plain error · √n), r each row's Pearson correlation. From a build or one run, a
+design effect below 1 (an estimate's noise) is taken as 1.
 
 One unit in every mode (issue 63 item 5): `--effect`, the sd and the MDE are in points of the 0-100 scale report.md
 shows, whatever scale a benchmark records its scores on (a proportion's sd · 100, a percentage's as it is): `--effect
@@ -42,6 +44,7 @@ from harness.uncertainty.power import (
     icc_of_design,
     links_per_row,
     minimum_detectable_effect,
+    paired_mde,
     sample_size,
 )
 from harness.uncertainty.variance import ClusterDesign, ClusteredError
@@ -182,18 +185,23 @@ def from_pair(
     scale: int | None,
 ) -> PowerRow:  # fmt: skip
     """A task's metric from a finished pair (`error`: the paired difference's errors, as `harness compare` gives
-    them): the difference's own per-row sd and design effect measured (not one run's), `correlation` the per-row r."""
-    compared = error.stderr * math.sqrt(error.n) * in_points(scale) if math.isfinite(error.stderr) else NAN
-    deff = error.design_effect
+    them): the MDE `harness compare` gives the pair (`paired_mde`, in points), the rows a difference needs from the
+    same clustered error (n · (MDE / effect)²), the difference's own per-row sd and design effect as measured,
+    `correlation` the per-row r."""
+    points = in_points(scale)
+    compared = error.stderr * math.sqrt(error.n) * points if math.isfinite(error.stderr) else NAN
+    clustered = error.stderr_clustered * points
     note = f"measured from the pair: per-row r {correlation:.2f}" if math.isfinite(correlation) else ""
-    if not math.isfinite(deff) and compared > 0:
-        deff, note = 1.0, NO_DESIGN_EFFECT
     if not compared > 0:
         note = "no spread: the two runs' rows differ alike everywhere"
+    elif not math.isfinite(clustered):
+        note = "not estimable: no clustered error (one cluster), as harness compare says"
     shape = (error.n, error.n_clusters, NAN, error.overlap)
-    return _row(
-        benchmark, task, metric, shape, (NAN, compared, deff, NAN), options, note, POINTS if scale else AS_RECORDED
-    )
+    spread = (NAN, clustered * math.sqrt(error.n), 1.0, NAN)  # the sd the clustered error implies, deff in it
+    row = _row(benchmark, task, metric, shape, spread, options, note, POINTS if scale else AS_RECORDED)
+    row["design_effect"], row["comparison_sd"] = error.design_effect, compared
+    row["mde"] = paired_mde(clustered, options.alpha, options.power)
+    return row
 
 
 def from_build(benchmark: str, task: str, design: ClusterDesign, options: PowerOptions) -> PowerRow:

@@ -22,6 +22,7 @@ from harness.outputs.compare.paired_runs import JournalUnreadable, float_or_nan,
 from harness.outputs.compare.runs import NOT_DECLARED, task_index
 from harness.outputs.power.analysis import (
     AS_RECORDED,
+    POINTS,
     PowerFile,
     PowerOptions,
     PowerRow,
@@ -294,6 +295,13 @@ def table(power: PowerFile, every_row: bool = False) -> list[str]:
     return lines + ([""] + notes if notes else [])
 
 
+def _mde(row: PowerRow) -> str:
+    """The MDE; past the 0-100 scale, "not detectable at this size" (no difference the scale allows), as compare.md."""
+    mde = row["mde"]
+    past = row["unit"] == POINTS and isinstance(mde, float) and math.isfinite(mde) and mde > 100
+    return "not detectable at this size" if past else _cell(mde, 2)
+
+
 HEAD = ["task", "metric", "rows", "clusters", "rows/cluster", "icc", "deff", "sd", "MDE", "rows needed",
         "clusters needed"]  # fmt: skip
 
@@ -309,7 +317,7 @@ def _aligned(rows: list[PowerRow]) -> list[str]:
             _cell(row["icc"], 2),
             _cell(row["design_effect"], 2),
             _cell(row["sd"], 2),
-            _cell(row["mde"], 2),
+            _mde(row),
             _cell(row["rows_needed"]),
             _cell(row["clusters_needed"]),
         ]

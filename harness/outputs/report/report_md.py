@@ -28,7 +28,7 @@ from harness.outputs.report.run_provenance import provenance_opening
 from harness.outputs.report.run_to_run import MeasuredRunToRun, measured_run_to_run
 from harness.outputs.report.verdict_family import adjusted_by
 from harness.outputs.results.estimates import estimate_of, interval_text, number
-from harness.outputs.results.groups import first_metric
+from harness.outputs.results.groups import first_metric, why_no_value
 from harness.outputs.results.model_results import ModelResults, load_results, partial_results
 from harness.outputs.results.provenance import (
     comparability_warning,
@@ -166,6 +166,47 @@ def headline_cell(data: ModelResults, name: str, metric: str, scale: int | None 
     return interval_text(estimate, PERCENT / scale)
 
 
+NO_VALUE = "—"  # a cell of a task or group the model ran whose results hold no value for the row's metric
+NOT_RUN = "An empty cell: that model did not run the task or group."
+REASONS_SHOWN = 6  # rows named per reason under a table (the cells say "—" or "N/A" for the rest)
+JUDGED_ONLY = (
+    "a metric only the task's judge writes, and the run had no judge (`--judge_model`): the model's own section "
+    "below shows what it scored without one"
+)
+
+
+def _judged_only(data: ModelResults, name: str, metric: str) -> bool:
+    """Whether `metric` is one only the task's judge writes (its run's `configs`' `judge: metrics:`)."""
+    source: Mapping[str, object] = data.sources.get(name) or {}
+    configs = source.get("configs")
+    config = configs.get(name) if isinstance(configs, Mapping) else None
+    judge = config.get("judge") if isinstance(config, Mapping) else None
+    return isinstance(judge, Mapping) and metric in (judge.get("metrics") or [])
+
+
+def table_cell(data: ModelResults, name: str, metric: str, scale: int | None, why: dict[str, list[str]]) -> str:
+    """A cell of the tables at the top (`headline_cell`): empty where the model did not run `name` (`NOT_RUN`), "—"
+    where its results hold no value, and, for "—" and "N/A", the reason added to `why` (reason -> the rows)."""
+    if name not in data.results and name not in data.groups:
+        return ""
+    cell = headline_cell(data, name, metric, scale) or NO_VALUE
+    if cell in (NO_VALUE, "N/A"):
+        judged = cell == NO_VALUE and _judged_only(data, name, metric)
+        reason = JUDGED_ONLY if judged else why_no_value(data, name, metric).partition(": ")[2] or "no value"
+        rows = why.setdefault(f"*{cell}*: {reason}", [])
+        rows += [] if f"`{name}` {metric}" in rows else [f"`{name}` {metric}"]
+    return cell
+
+
+def reasons(why: dict[str, list[str]]) -> list[str]:
+    """The lines under a table saying why its cells hold "—" or "N/A", each reason with the rows it holds for."""
+    lines = []
+    for reason, rows in why.items():
+        more = f" and {len(rows) - REASONS_SHOWN} more" if len(rows) > REASONS_SHOWN else ""
+        lines.append(f"- {reason} ({', '.join(rows[:REASONS_SHOWN])}{more})")
+    return [*lines, ""] if lines else []
+
+
 def _data_differs(models: list[ModelResults], task: str) -> bool:
     """Whether the models ran `task` on different data or different numbers of samples."""
     used = {(d.origin, d.evaluated) for d in (m.task_data(task) for m in models if task in m.results)}
@@ -175,7 +216,8 @@ def _data_differs(models: list[ModelResults], task: str) -> bool:
 SCALE_NOTE = (
     "Scores on one scale, 0-100: proportions (accuracy, exact match) as percentages, the papers' 0-100 "
     "scores as they are; value [95 % interval]: Wilson's on the effective sample size, the rows that share an item "
-    "counted as the clustered error says (docs/statistics.md)."
+    "counted as the clustered error says, with Korn and Graubard's degrees of freedom (the items less one, or the "
+    "rows of the rarer outcome where fewer; docs/statistics.md)."
 )
 
 
@@ -200,17 +242,18 @@ def cross_model_table(models: dict[str, ModelResults]) -> list[str]:
         "## Across models",
         f"Each task's headline metric, one column per model. {SCALE_NOTE} ‡: the models ran this task on "
         "different data or numbers of samples, so its values do not compare. §: not a proportion, shown as "
-        "recorded.",
+        f"recorded. {NOT_RUN} —: the run holds no value for the metric, and N/A: it holds no number; why is said "
+        "under the table.",
         "| task | metric (0-100) | ",
         2,
     )
+    why: dict[str, list[str]] = {}
     for name, metric in headline_rows(union):
         scale = row_scale(everyone, name, metric, declared)
         mark = (" ‡" if _data_differs(everyone, name) else "") + (" §" if scale is None else "")
-        lines.append(
-            f"| {name}{mark} | {metric} | " + " | ".join(headline_cell(m, name, metric, scale) for m in everyone) + " |"
-        )
-    return [*lines, ""]
+        cells = [table_cell(m, name, metric, scale, why) for m in everyone]
+        lines.append(f"| {name}{mark} | {metric} | " + " | ".join(cells) + " |")
+    return [*lines, "", *reasons(why)]
 
 
 def summary(models: dict[str, ModelResults]) -> list[str]:
@@ -219,7 +262,8 @@ def summary(models: dict[str, ModelResults]) -> list[str]:
     lines, everyone, union, declared = _side_by_side(
         models,
         "## Summary",
-        f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several models, in *Across models*).",
+        f"{SCALE_NOTE} Groups only; every task is in each model's part (and, with several models, in *Across models*). "
+        f"{NOT_RUN}",
         "| | ",
         1,
     )
@@ -233,13 +277,17 @@ def summary(models: dict[str, ModelResults]) -> list[str]:
         + " | ".join(f"{sum(c.get('sample_len', 0) - c.get('n_scored', 0) for c in cs):,}" for cs in counters)
         + " |"
     )
+    why: dict[str, list[str]] = {}
     for name, metric in headline_rows(union):
         if name not in union.groups:
             continue
-        cells = [headline_cell(m, name, metric, row_scale(everyone, name, metric, declared)) for m in everyone]
-        if any(cell and cell != "N/A" for cell in cells):
+        said: dict[str, list[str]] = {}
+        cells = [table_cell(m, name, metric, row_scale(everyone, name, metric, declared), said) for m in everyone]
+        if any(cell not in ("", NO_VALUE, "N/A") for cell in cells):
             lines.append(f"| {name} · {metric} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
+            for reason, rows in said.items():
+                why.setdefault(reason, []).extend(r for r in rows if r not in why.get(reason, []))
+    return [*lines, "", *reasons(why)]
 
 
 def across_model_sections(models: dict[str, ModelResults], out_dir: Path) -> list[str]:

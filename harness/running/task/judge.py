@@ -53,6 +53,7 @@ UNPARSED = "unparsed"  # a stage's reply had no verdict: left out of the judge m
 FAILED = "error"  # the judge backend failed on a stage (asked again on a rerun)
 DEFAULT_MAX_REPLY_CHARS = 8192  # far above the paper's judge replies (a few hundred words and a JSON object)
 ROLES = ("system", "user", "assistant")
+JudgedValue = float | list[float]  # a judge metric's value on one row: a number, or a list of numbers
 JudgePrompt = str | list[dict[str, str]]  # one user message, or the messages with their roles (module doc)
 
 
@@ -134,7 +135,7 @@ class JudgedSample:
     stage: str = ""  # the last stage asked
     replies: dict[str, str] = field(default_factory=dict)
     verdicts: dict[str, Any] = field(default_factory=dict)
-    metrics: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, JudgedValue] = field(default_factory=dict)
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -284,7 +285,16 @@ def _score(
         raise TaskConfigError(
             f"task {task_name!r}: judge.score returned {sorted(metrics)}; judge.metrics declares {sorted(spec.metrics)}"
         )
-    outcome.metrics = {k: float(v) for k, v in metrics.items()}
+    outcome.metrics = {k: _judged_value(v) for k, v in metrics.items()}
+
+
+def _judged_value(value: float | list[float] | tuple[float, ...]) -> JudgedValue:
+    """A judge metric's value as the judge log keeps it: a number, or a list of numbers where the task's own
+    aggregation reads a row by several fields (a generalized F1's score and whether gold and prediction are answers),
+    as `process_results` may return them."""
+    if isinstance(value, list | tuple):
+        return [float(item) for item in value]
+    return float(value)
 
 
 def judge_log_name(task: str) -> str:
@@ -304,7 +314,7 @@ class JudgeLogLine(TypedDict, total=False):
     sample_id: Required[str]
     doc_id: Required[int]
     status: Required[str]
-    metrics: dict[str, float]
+    metrics: dict[str, JudgedValue]
 
 
 JUDGE_LINE_MOST = 16 * contract.MiB  # a line holds a sample's replies, each within the judge's `max_reply_chars`

@@ -230,3 +230,42 @@ def test_the_report_page_fits_a_1280_px_window(wide_report: str, browser) -> Non
             assert width <= window, (path, width, window)
     finally:
         browser.set_window_size(1400, 2200)
+
+
+@pytest.fixture(scope="module")
+def paired_report(results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The two models' report with their paired comparison (`--paired`): a table of fourteen columns."""
+    out = tmp_path_factory.mktemp("paired_report")
+    for model in ("random", "constant"):
+        shutil.copytree(results / model, out / model)
+    paired = ["report", str(out), "--paired", "--models", "random", "constant", "--no_figures"]
+    assert main(paired) == 0
+    with served_view(out) as port:
+        yield f"127.0.0.1:{port}"
+
+
+NUMBER_LINES = """
+const cells = [...document.querySelectorAll('.markdown td.num')];
+return cells.map((td) => {
+  const range = document.createRange();
+  range.selectNodeContents(td);
+  return [td.textContent.trim(), new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+});
+"""
+
+
+def test_a_number_of_the_paired_table_is_never_broken_at_1280_px(paired_report: str, browser) -> None:
+    """Issue 76 item 5: the paired tasks table broke numbers mid-value at 1280 px (`1.00` over `00`); each number
+    cell of report.md's tables now keeps its number on one line, the table scrolling in its own box."""
+    browser.set_window_size(1280, 900)
+    try:
+        browser.get(f"http://{paired_report}/report/")
+        lines = browser.execute_script(NUMBER_LINES)
+        assert any(text == "1.0000" for text, _ in lines) and len(lines) > 100
+        assert [text for text, count in lines if count > 1] == []
+        width, window = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert width <= window
+    finally:
+        browser.set_window_size(1400, 2200)

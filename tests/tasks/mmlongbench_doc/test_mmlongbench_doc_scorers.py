@@ -41,9 +41,31 @@ def test_accuracy_and_generalized_f1_are_the_officials_on_every_group() -> None:
         samples = group["samples"]
         acc, f1 = scorer.eval_acc_and_f1(samples)
         assert (acc, f1) == pytest.approx((group["acc"], group["f1"]))
-        # The harness's path: one float per row, read back by the aggregation.
+        # The harness's path: each row's fields, read back by the aggregation: the port's F1 to the last bit.
         items = [utils.f1_item(s["score"], s["answer"], s["pred"]) for s in samples]
-        assert utils.generalized_f1(items) == pytest.approx(group["f1"])
+        assert utils.generalized_f1(items) == f1
+        # A journal written before the fields held one code per row (score + 2 answerable + 4 predicted) still reads,
+        # to the rounding the code put on an ANLS score (6.8333... - 6 is not 0.8333... to the last bit).
+        codes = [score + 2 * answerable + 4 * predicted for score, answerable, predicted in items]
+        assert utils.generalized_f1(codes) == pytest.approx(f1, abs=1e-12)
+
+
+def test_a_rows_f1_holds_its_score_and_the_two_flags_as_fields_never_one_code() -> None:
+    """What a page shows of a row is its score: `f1` keeps the answerable and predicted flags beside the score, not
+    folded into it (the code score + 2·answerable + 4·predicted read 6 on a row scored 0) (issue 76, item 2)."""
+    doc = {"answer": "5", "answer_format": "Int", "evidence_sources": [], "evidence_pages": [1], "doc_type": ""}
+    row = utils.process_results(doc, ["7"])
+    assert row["unextracted_acc"] == 0.0
+    assert row["unextracted_f1"] == [0.0, 1.0, 1.0]
+    assert dict(zip(utils.F1_FIELDS, row["unextracted_f1"], strict=True)) == {
+        "score": 0.0,
+        "answerable": 1.0,
+        "predicted": 1.0,
+    }
+    right = utils.judge_score(
+        {**doc, "answer": "Not answerable", "answer_format": "Str"}, "r", {"extract": "Not answerable"}
+    )
+    assert right["acc"] == 1.0 and right["f1"] == [1.0, 0.0, 0.0]
 
 
 def test_a_list_reply_is_read_as_a_literal_never_run() -> None:
