@@ -15,9 +15,10 @@ design effect and method. Nothing is re-computed here: the viewer shows what the
 
 A metric whose scored rows are all 0 or full marks is a proportion, and the task's headline metric is on the scale
 report.md shows it on: each gets the interval report.md gives it (`harness.outputs.results.estimates.Estimate.interval`:
-Wilson's on the effective n, p(1 - p) / SE² with SE the larger of the clustered and plain errors; docs/statistics.md),
-which never collapses at 0 % or 100 %, where "± 0.0" would say a 0 of 12 is certain. The effective n shown is the
-same one.
+Wilson's on the effective n, p(1 - p) / SE² with SE the larger of the clustered and plain errors, with Korn and
+Graubard's degrees-of-freedom factor where the error rests on few clusters: `Estimate.interval_n`; docs/statistics.md),
+which never collapses at 0 % or 100 %, where "± 0.0" would say a 0 of 12 is certain. The effective n shown is n_eff,
+before that factor.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ class MetricErrors:
     design_effect: float
     method: str
     wilson: tuple[float, float] | None  # on the metric's own scale; None: not a proportion
-    effective_n: float  # the n its interval is Wilson's on (NaN: none)
+    effective_n: float  # n_eff (`Estimate.effective_n`), before the interval's df factor (NaN: none)
 
 
 def _uncertainty(run: TaskRun) -> Mapping[str, MetricUncertainty]:

@@ -151,7 +151,7 @@ def _table2(
                 for c in COLUMNS
             ]
             lines.append("| ours - paper [95 %] (test set) | " + " | ".join(_difference(c) for c in marked) + " |")
-            lines.append("| verdict (test set) | " + " | ".join(c.verdict.mark for c in marked) + " |")
+            lines.append("| verdict (test set) | " + " | ".join(c.mark for c in marked) + " |")
     lines.append("")
     lines += (
         [
@@ -223,7 +223,7 @@ def _contamination(
         ]
         lines += [
             f"| ours - paper [95 %] | {_difference(pair[0])} | {_difference(pair[1])} | |",
-            f"| verdict | {pair[0].verdict.mark} | {pair[1].verdict.mark} | |",
+            f"| verdict | {pair[0].mark} | {pair[1].mark} | |",
             "",
             *family.tally()[:-1],
         ]
