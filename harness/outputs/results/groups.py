@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,10 +49,12 @@ from harness.config.task_config import GroupConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError, first_line
 from harness.outputs.results.estimates import number
-from harness.outputs.results.model_results import ModelResults
 from harness.outputs.results.results_file import AggregationRule, GroupAggregation, metric_items
 from harness.uncertainty.influence import Linearized, combine, redrawn_by, rule_gradient
 from harness.uncertainty.variance import ClusteredError
+
+if TYPE_CHECKING:  # a run's results are built without reading any results folder back
+    from harness.outputs.results.model_results import ModelResults
 
 MISSING_SHOWN = 3  # members named in a reason; the rest counted
 # task -> (metric -> its first-order form, or None where it has none): `harness.running.task.metric_errors.Influences.get`
