@@ -6,6 +6,7 @@ builder and task tests."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,12 @@ NOT_IN_THE_COPY = {
 
 
 @pytest.mark.slow(minutes=5)  # the fast suite again, in a copy: 280 s of `make test`'s 950 s in CI (bench/RESULTS.md)
+def _make_docs_scripts() -> list[str]:
+    """The scripts the Makefile's `docs` target runs, in its order."""
+    recipe = (PROJECT / "Makefile").read_text().split("\ndocs:", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^\t\$\(PY\) (scripts/\S+\.py)$", recipe, flags=re.M)
+
+
 def test_the_fast_suite_passes_with_the_guides_toys_added(tmp_path: Path) -> None:
     if shutil.which("git") is None or not (PROJECT / ".git").exists():
         pytest.skip("needs the project's git checkout to copy its tracked files")
@@ -64,10 +71,9 @@ def test_the_fast_suite_passes_with_the_guides_toys_added(tmp_path: Path) -> Non
     add_toy_family(root)  # its module, its template and one registry line (the family guide's)
 
     env = {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    docs = subprocess.run(
-        [sys.executable, "scripts/docs_tables.py"], cwd=root, env=env, capture_output=True, text=True, check=False
-    )
-    assert docs.returncode == 0, docs.stderr
+    for script in _make_docs_scripts():  # `make docs`, as the guides say
+        docs = subprocess.run([sys.executable, script], cwd=root, env=env, capture_output=True, text=True, check=False)
+        assert docs.returncode == 0, docs.stderr
     suite = subprocess.run(
         [
             *(sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-n", "2"),
