@@ -1,6 +1,6 @@
 """Where a row's context stands in its prompt, and the length its input is fitted to: what a model that fits a long
 input by cutting the context at its end reads (a task's `fit_context` hook, `harness.running.task.requests`; the `hf`
-backend's text-only path, `harness.models.backends.hf.text_only`, as the official text-only wrapper of MMLongBench cut it).
+backend's text-only path, `harness.models.backends.hf.text_only`, as a paper's official text-only wrapper cut it).
 
 The offsets are characters of the user turn's text, each image as its `<image>` placeholder, as the task's
 `doc_to_text` rendered it; `sha256` is the context's, so a prompt changed after the task located its context (an input

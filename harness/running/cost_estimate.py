@@ -2,7 +2,7 @@
 the screen's token counts of the requests it would send, each answer at the most output tokens it can be billed for
 (its `max_gen_toks`, which the backend sends as its cap, or what the backend's `OutputCap` says: a cap of its own, the
 model's own output limit where no cap is sent, or no bound at all), priced by the price table
-(`harness.models.facts.pricing`); and, for a task with a judge (MMLongBench's summarization), the judge's calls: its prompts
+(`harness.models.facts.pricing`); and, for a task with a judge (a summary a judge scores), the judge's calls: its prompts
 with the answer at its longest, each reply at the judge's `max_gen_toks`.
 
 A judge's prompt is text alone, counted at `CHARS_PER_TOKEN` characters a token (OpenAI's rule of thumb for English);

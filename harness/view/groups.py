@@ -2,8 +2,8 @@
 axes across tasks (its declared `ViewHooks.task_axes`), and the grids those axes draw (`group_grid`: MMLongBench's
 length x category, LoCoVQA's accuracy by context length, MMNeedle's M x N), each cell linking to the samples behind
 it and showing the number report.md shows for the same tasks (`shown.shown`): its one task's value, else the value
-of the results' group whose tasks are exactly the cell's (`harness.outputs.results.groups.groups_by_tasks`: MMLongBench's
-NIAH at 8K is `mmlongbench_niah_8k`, the paper's mean with MM-NIAH's pairs averaged first), else no number and why (a
+of the results' group whose tasks are exactly the cell's (`harness.outputs.results.groups.groups_by_tasks`: a cell of
+one category at one length is the group of exactly those tasks, with the mean that group declares), else no number and why (a
 plain mean of tasks no group pools, such as five different ablation sets, is no benchmark's number).
 
 Members come from the installed task folders' group definitions (the same the runs expanded), else from the

@@ -144,9 +144,8 @@ def image_marks(
 
 def gold_text(gold: object, hook: object = None, doc: dict[str, object] | None = None) -> str | None:
     """The gold answer as a reader wants it: in the form a reply gives it where the benchmark says how
-    (`ViewHooks.gold_shown`: MM-NIAH's option letter for the index its data holds), else a gold the data holds as
-    JSON (MMLongBench's `"Yes"`, a list of aliases, DocVQA's list answers, which the release holds as JSON text inside
-    the JSON) without its quotes, one answer a line; any other text as it is."""
+    (`ViewHooks.gold_shown`: an option's letter for the index a release holds), else a gold the data holds as
+    JSON (a `"Yes"`, a list of aliases, a list of answers, which a release holds as JSON text inside the JSON) without its quotes, one answer a line; any other text as it is."""
     if callable(hook) and doc is not None and isinstance(gold, str):
         try:
             found = hook(doc, gold)

@@ -5,7 +5,7 @@ images, each task's place on the axes across tasks and the grids a group's page 
 report opens, the names of a list-valued metric's fields, the metric that scores a row where the headline metric's rows
 hold no score of their own, and the gold in the form a reply gives it.
 
-    BenchmarkDeclaration("MMNeedle", view=ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row))
+    BenchmarkDeclaration("Toy", view=ViewHooks(sample_axes=SAMPLE_AXES, task_axes=task_axes, viewer_row=viewer_row))
 
 A declaration without `view` has no viewer hooks: the sample table shows the image count.
 """

@@ -5,7 +5,7 @@ A score is shown on the scale report.md shows it on, so that the paired section 
 read alike (issue 54): a score on a known scale (`report.row_scale`'s rule: the benchmark's `ReportHooks.scale`, 1 for
 proportions and 100 for the papers' 0-100 scores; else a proportion where both values lie in [0, 1]) has its values on
 0-100 with one decimal, as the report's cells, and its differences, intervals, MDE and run-to-run errors in points with
-two; a count (a `sum` aggregation, such as LoCoVQA's non-responses) and any other number stay as recorded, in a table
+two; a count (a `sum` aggregation, such as a task's count of replies that answer nothing) and any other number stay as recorded, in a table
 of their own, so that no column mixes 0-100 scores with numbers on another scale. compare.json keeps every number as
 the results files record it."""
 

@@ -4,7 +4,7 @@ its scores are on, the rows its benchmark shows in the cross-model table, a part
 its numbers meet the paper's (`verdicts`: the tolerance and which data are the paper's own items,
 `harness.outputs.report.verdict.VerdictRule`).
 
-    BenchmarkDeclaration("MMLongBench", report=ReportHooks(section=report.section, scale=100, across_models=report.across_models,
+    BenchmarkDeclaration("Toy", report=ReportHooks(section=report.section, scale=100, across_models=report.across_models,
                                                 verdicts=report.VERDICTS))
 
 A declaration without `report` adds no section.
