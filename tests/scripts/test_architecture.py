@@ -4,11 +4,10 @@ family, as vLLM's models folder); and a run of a baseline reads no family and fe
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.support.paths import PROJECT
+from tests.support.run_setups import modules_a_run_imports
 from tests.support.toy_benchmark import build_toy, write_toy_tasks
 
 MOST_MODULES = 15
@@ -45,21 +44,9 @@ def test_no_folder_of_the_harness_holds_more_than_fifteen_modules() -> None:
 
 def test_a_baseline_run_imports_no_family_and_few_modules(tmp_path: Path) -> None:
     data, tasks = build_toy(tmp_path / "data").parent, write_toy_tasks(tmp_path / "toy_tasks")
-    code = (
-        "import sys\nfrom harness.run.cli import main\ncode = main(sys.argv[1:])\n"
-        "print(*sorted(m for m in sys.modules if m.partition('.')[0] in ('builders', 'harness', 'tasks')))\n"
-        "sys.exit(code)"
+    imported = modules_a_run_imports(
+        *("--tasks", "toy", "--model", "random", "--data_dir", str(data), "--include_path", str(tasks)),
+        *("--output_path", str(tmp_path / "out"), "--no_progress"),
     )
-    argv = ["--tasks", "toy", "--model", "random", "--data_dir", str(data), "--include_path", str(tasks)]
-    ran = subprocess.run(
-        [sys.executable, "-c", code, *argv, "--output_path", str(tmp_path / "out"), "--no_progress"],
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert ran.returncode == 0, ran.stderr
-    imported = ran.stdout.splitlines()[-1].split()
     assert [m for m in imported if m.startswith("harness.models.families")] == []
     assert len(imported) <= MOST_IMPORTED, imported

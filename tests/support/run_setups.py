@@ -6,11 +6,16 @@ folder."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.support.paths import PROJECT
 
 
 def run_args(
@@ -88,3 +93,24 @@ def registered_model(name: str, model: type) -> Iterator[type]:
         yield model
     finally:
         _REGISTRY.pop(name)
+
+
+def modules_a_run_imports(*argv: str, env: dict[str, str] | None = None) -> list[str]:
+    """The project modules (`builders`, `harness`, `tasks`) a `harness ARGV` run in a fresh interpreter has imported
+    when it ends; the run must succeed."""
+    code = (
+        "import sys\nfrom harness.run.cli import main\ncode = main(sys.argv[1:])\n"
+        "print(*sorted(m for m in sys.modules if m.partition('.')[0] in ('builders', 'harness', 'tasks')))\n"
+        "sys.exit(code)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        cwd=PROJECT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.splitlines()[-1].split()

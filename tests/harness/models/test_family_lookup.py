@@ -3,14 +3,12 @@ lookup imports only the families whose names match, and it finds what a scan of 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.models import families
-from tests.support.paths import PROJECT
+from tests.support.run_setups import modules_a_run_imports
 from tests.support.toy_benchmark import build_toy, write_toy_tasks
 
 
@@ -51,19 +49,12 @@ def test_a_lookup_finds_what_a_scan_of_every_family_finds(listed: bool, monkeypa
 
 def test_an_api_model_imports_its_own_family_only(tmp_path: Path) -> None:
     data, tasks = build_toy(tmp_path / "data").parent, write_toy_tasks(tmp_path / "toy_tasks")
-    code = (
-        "import sys\nfrom harness.run.cli import main\ncode = main(sys.argv[1:])\n"
-        "print(*sorted(m for m in sys.modules if m.startswith('harness.models.families')))\nsys.exit(code)"
+    imported = modules_a_run_imports(
+        *("--tasks", "toy", "--data_dir", str(data), "--include_path", str(tasks), "--screen_only", "--no_progress"),
+        *("--model", "openai", "--model_args", "model=gpt-5"),
+        env={"OPENAI_API_KEY": "sk-test"},
     )
-    argv = ["--tasks", "toy", "--data_dir", str(data), "--include_path", str(tasks), "--screen_only", "--no_progress"]
-    ran = subprocess.run(
-        [sys.executable, "-c", code, *argv, "--model", "openai", "--model_args", "model=gpt-5"],
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**__import__("os").environ, "OPENAI_API_KEY": "sk-test"},
-    )
-    assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.splitlines()[-1].split() == ["harness.models.families", "harness.models.families.gpt"]
+    assert [m for m in imported if m.startswith("harness.models.families")] == [
+        "harness.models.families",
+        "harness.models.families.gpt",
+    ]

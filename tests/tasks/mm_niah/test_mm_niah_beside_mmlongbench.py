@@ -5,12 +5,12 @@ into one results folder, and the report's side-by-side table read back against t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from builders.mm_niah import build_mm_niah
-from builders.mmlongbench.build import build_mmlongbench
+from builders.mm_niah import CONFIGS
 from harness.outputs.results.model_results import ModelResults, load_results
 from tasks.mm_niah import report
 from tasks.mm_niah.scoring import LENGTH_LABELS
@@ -23,11 +23,8 @@ HEADING = "### MM-NIAH beside MMLongBench's MM-NIAH sets (same model, %)"
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("mm_niah_beside")
-    assert build_mm_niah("fixture", out, progress=False) is not None
-    build_mmlongbench(source="fixture", out_dir=out, configs=list(MMLONGBENCH_CONFIGS))
-    return out
+def data_dir(fixture_builds: Callable[..., Path]) -> Path:
+    return fixture_builds(mm_niah=list(CONFIGS), mmlongbench=MMLONGBENCH_CONFIGS)
 
 
 def _table(text: str) -> tuple[list[str], list[list[str]]]:

@@ -11,19 +11,12 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from builders.mm_niah import CONFIGS, build_mm_niah
+from builders.mm_niah import CONFIGS
 from harness.outputs.results.model_results import ModelResults, load_results
 from tasks.mm_niah import report, view_hooks
 
 matplotlib.use("Agg")
 TASK_DIR = Path(__file__).resolve().parents[3] / "tasks" / "mm_niah"
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("mm_niah_tasks")
-    assert build_mm_niah("fixture", out, progress=False) is not None
-    return out
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from builders.mm_niah import build_mm_niah
 from harness.view.shown import gold_text
 from tasks.mm_niah.view_hooks import VIEW_HOOKS
 from tests.support.results_runs import harness_run
@@ -22,10 +21,8 @@ COUNT = re.compile(r"(\d+) of (\d+) samples")
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data = tmp_path_factory.mktemp("mm_niah_view_data")
-    assert build_mm_niah("fixture", data, progress=False) is not None
-    return harness_run(tmp_path_factory.mktemp("mm_niah_view"), data, "mm_niah_val", "random")
+def results(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return harness_run(tmp_path_factory.mktemp("mm_niah_view"), built, "mm_niah_val", "random")
 
 
 def _count(page: str) -> tuple[int, int]:

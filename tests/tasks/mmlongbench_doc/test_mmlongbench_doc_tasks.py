@@ -10,18 +10,10 @@ from typing import Any
 
 import pytest
 
-from builders.mmlongbench_doc import build_mmlongbench_doc
 from builders.mmlongbench_doc.fixture import SAMPLES
 from harness.outputs.results.model_results import load_results
 from tasks.mmlongbench_doc import report, utils
 from tests.support.judged_runs import judge_server, judged_run
-
-
-@pytest.fixture(scope="module")
-def doc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("doc_data")
-    build_mmlongbench_doc("fixture", root)
-    return root
 
 
 def results_of(out: Path, model: str) -> dict[str, Any]:

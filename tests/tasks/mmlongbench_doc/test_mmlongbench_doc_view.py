@@ -12,7 +12,6 @@ from typing import cast
 
 import pytest
 
-from builders.mmlongbench_doc import build_mmlongbench_doc
 from builders.mmlongbench_doc.fixture import SAMPLES
 from harness.run.cli import main
 from tests.support.judged_runs import judge_server, judged_run
@@ -21,13 +20,6 @@ from tests.support.view_app import view_client
 
 pytestmark = pytest.mark.slow  # a build, judged runs, a comparison and a report
 TASK = "mmlongbench_doc"
-
-
-@pytest.fixture(scope="module")
-def doc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("doc_view_data")
-    build_mmlongbench_doc("fixture", root)
-    return root
 
 
 def extractor(body: dict[str, object]) -> str:
