@@ -7,12 +7,11 @@ the script biases its next token above any shorter prefix's, so the random weigh
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from tests.support.forward_families import ForwardFamily
-from tests.support.forward_pass import _record_own_arguments
+from tests.support.forward_pass import _record_own_arguments, _root
 
 
 def scripted_checkpoint(family: ForwardFamily, script: str, processor: Any = None) -> Path:
@@ -34,7 +33,7 @@ def scripted_checkpoint(family: ForwardFamily, script: str, processor: Any = Non
         tokenizer.eos_token_id,
         tokenizer.pad_token_id,
     )
-    folder = Path(tempfile.mkdtemp(prefix=f"scripted-{family.name}-"))
+    folder = _root() / f"scripted-{family.name}-{len(list(_root().iterdir()))}"  # removed when the process ends
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     if family.model_args.get("processor") == "image_only":
