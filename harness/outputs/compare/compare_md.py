@@ -11,6 +11,7 @@ the results files record it."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -26,8 +27,8 @@ SHOWN_NAMES = 6  # tasks shown per reason they were not compared
 SHOWN_TABLE_VALUES = 6  # a confusion table of more values is in compare.json only
 RECORDED = (
     "Rows on no 0-100 scale: counts (a `sum`, such as the rows a model left unanswered) and numbers that are no "
-    "proportions, their values, differences, intervals and MDE as recorded (four decimals), in a table of their own so "
-    "that each column of the table above holds one scale."
+    "proportions, their values, differences, intervals and MDE as recorded (four decimals, a whole number whole), in a "
+    "table of their own so that each column of the table above holds one scale."
 )
 
 
@@ -35,6 +36,13 @@ def _number(value: object, digits: int = 4, factor: float = 1.0) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return "N/A" if value is None or isinstance(value, float | str) else str(value)
     return f"{value * factor:.{digits}f}"
+
+
+def _recorded(value: object, digits: int = 4) -> str:
+    """A number as recorded: a whole one (a count) as a whole number, any other with `digits` decimals."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else _number(value, digits)
 
 
 def _p(value: object) -> str:
@@ -84,8 +92,9 @@ def _table(rows: Sequence[ComparisonRow], compared: CompareFile, tasks: bool) ->
         # points with two; a count, or numbers that are no proportions, as recorded
         scale = row_scale(row)
         value, points, scaled = (4, 4, 1.0) if scale is None else (1, 2, PERCENT / scale)
-        cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), _number(row["value_a"], value, scaled)]
-        cells += [_number(row["value_b"], value, scaled), _number(row["difference"], points, scaled)]
+        shown = _recorded if scale is None else functools.partial(_number, factor=scaled)
+        cells = [f"`{row['name']}`", row["metric"], str(row["n_paired"]), shown(row["value_a"], value)]
+        cells += [shown(row["value_b"], value), shown(row["difference"], points)]
         cells.append(_interval(row, points, scaled))
         if tasks:
             cells += [_counts(row), _p(row["mcnemar_p"]), _number(row["correlation"], 2)]
@@ -239,24 +248,38 @@ def _agreement(compared: CompareFile, part: str) -> list[str]:
         "mean on the rows both judges scored, clustered. A row of *N tasks* pools the tasks one pair of judges scored. "
         "How to read them: docs/statistics.md, *A judge's agreement*."
     )
+    merged = _merged(rows)
+    scaled = [(m, r, scale_for(r["tasks"][0], "task", (r["value_a"], r["value_b"]))) for m, r in merged]
+    if any(scale is not None for *_, scale in scaled):
+        lines += ["", *_agreement_table([m for m in scaled if m[2] is not None], level)]
+    if any(scale is None for *_, scale in scaled):  # one scale a column: no 0-100 scale, a table of its own
+        lines += ["", f"{part} Judge agreement: other numbers, as recorded", ""]
+        lines += _agreement_table([m for m in scaled if m[2] is None], level)
+    tables: list[str] = []
+    for metrics, row in merged:
+        if len(row["tasks"]) > 1 or not any(set(row["tasks"]) < set(r["tasks"]) for r in rows):
+            tables += _confusion(metrics, row)
+    return [*lines, "", *tables]
+
+
+def _agreement_table(rows: Sequence[tuple[list[str], AgreementRow, float | None]], level: str) -> list[str]:
+    """Agreement rows (their metrics, the row, its scale) as a table: A and B on report.md's 0-100 scale where the
+    metric has one, with one decimal as its cells, A − B in points with two; else as recorded."""
     head = ["task", "metric", "level", "rows", "A only / B only", "alike", "κ", f"κ {level}", "α", f"α {level}"]
     head += ["A", "B", "A − B", f"{level} interval"]
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    tables: list[str] = []
-    for metrics, row in _merged(rows):
-        scale = scale_for(row["tasks"][0], "task", (row["value_a"], row["value_b"]))
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for metrics, row, scale in rows:
         factor, digits = (1.0, 4) if scale is None else (PERCENT / scale, 2)
+        shown = _recorded if scale is None else functools.partial(_number, digits=1, factor=factor)
         cells = [f"`{row['name']}`", ", ".join(metrics), row["measurement"], str(row["n"])]
         cells += [f"{row['judged_a_only']} / {row['judged_b_only']}", _number(row["equal"], 2)]
         cells += [_number(row["kappa"], 3), _bounds(row["kappa_low"], row["kappa_high"], 3)]
         cells += [_number(row["alpha"], 3), _bounds(row["alpha_low"], row["alpha_high"], 3)]
-        cells += [_number(row["value_a"], digits, factor), _number(row["value_b"], digits, factor)]
+        cells += [shown(row["value_a"]), shown(row["value_b"])]
         cells += [_number(row["difference"], digits, factor)]
         cells.append(_bounds(row["difference_low"], row["difference_high"], digits, factor))
         lines.append("| " + " | ".join(cells) + " |")
-        if len(row["tasks"]) > 1 or not any(set(row["tasks"]) < set(r["tasks"]) for r in rows):
-            tables += _confusion(metrics, row)
-    return [*lines, "", *tables]
+    return lines
 
 
 def comparison_lines(compared: CompareFile, depth: int = 1) -> list[str]:

@@ -164,6 +164,23 @@ def test_the_same_judge_twice_is_its_agreement_with_itself(swap: dict[str, Any])
     assert "in both runs: its agreement with itself" in (root / "cmp_same" / "compare.md").read_text()
 
 
+@pytest.mark.slow
+def test_each_column_of_the_agreement_table_holds_one_scale(swap: dict[str, Any]) -> None:
+    """A and B on report.md's 0-100 scale with one decimal, as compare.md's other tables; a judge metric on no such
+    scale (here a count of 3 and 5 on a task no benchmark declares) is a table of its own, as recorded (issue 76)."""
+    from harness.outputs.compare.compare_md import comparison_lines
+
+    counted = dict(swap["json"]["agreement"][0], tasks=["a_task_on_no_scale"], name="a_task_on_no_scale")
+    counted.update(metric="judged_count", value_a=3.0, value_b=5.0, difference=-2.0)
+    compared = dict(swap["json"], agreement=[*swap["json"]["agreement"], counted])
+    text = "\n".join(comparison_lines(compared))  # type: ignore[arg-type]
+    scaled, recorded = text.split("## Judge agreement", 1)[1].split("## Judge agreement: other numbers, as recorded")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in scaled.splitlines() if line.startswith("| `")]
+    assert len(rows) == 7 and all(re.fullmatch(r"\d+\.\d", v) for row in rows for v in row[10:12])
+    (row,) = [line for line in recorded.splitlines() if line.startswith("| `")]
+    assert [c.strip() for c in row.strip("|").split("|")][10:13] == ["3", "5", "-2.0000"]
+
+
 def _journal(task: str, responses: list[str], judge: dict[str, object] | None) -> TaskJournal:
     records = {
         f"s{i}": {
