@@ -24,6 +24,7 @@ from harness.outputs.results.model_results import ModelResults, load_results
 from harness.outputs.results.results_file import ResultsFile, read_results_file
 from harness.outputs.results.trusted_tasks import trusted_task_folders, untrusted_task_folders
 from harness.running.journal.journal_file import journal_name
+from harness.running.task.judge import judge_log_name
 from harness.view.samples.safe_files import contained
 from harness.view.view_hooks_api import ViewHooks, view_hooks_of
 
@@ -49,6 +50,11 @@ class TaskRun:
     def journal_file(self) -> Path | None:
         """The task's journal, resolved, when it is a regular file inside the results folder."""
         return contained(self.root, self.journal)
+
+    def judge_log(self) -> Path | None:
+        """The task's judge log (`judge_<task>.jsonl`, beside its results file), resolved, when it is a regular file
+        inside the results folder."""
+        return contained(self.root, self.results_file.parent / judge_log_name(self.task))
 
     def samples_log(self) -> Path | None:
         """The newest lm-eval sample log of the task in the run's folder (`--log_samples`), resolved, when it is a

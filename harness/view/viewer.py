@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse
 
 from harness.view.catalog import Catalog, TaskRun, warn
 from harness.view.image_store import ImageStore
-from harness.view.samples.sample_index import SampleIndex, build_index
+from harness.view.samples.sample_index import SampleIndex, add_judged, build_index
 from harness.view.shown import metric_rows, number_text
 from harness.view.task_data import TaskData
 
@@ -36,6 +36,15 @@ SECURITY_HEADERS = {
 def query(**params: object) -> str:
     """A page's query string, its empty parameters left out."""
     return urlencode({k: v for k, v in params.items() if v not in (None, "")})
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """A file's size and mtime: an index built from it is rebuilt when they change; (0, 0) where it is gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return (0, 0)
+    return (stat.st_size, stat.st_mtime_ns)
 
 
 class Viewer:
@@ -86,14 +95,14 @@ class Viewer:
                 if found is None or found.problem != problem or found.stamp != (0, 0):
                     found = SampleIndex(run.journal, (0, 0), problem=problem)
             else:
-                try:
-                    stat = journal.stat()
-                    stamp = (stat.st_size, stat.st_mtime_ns)
-                except OSError:
-                    stamp = (0, 0)
-                if found is None or found.stamp != stamp or found.path != journal:
+                stamp = _stamp(journal)
+                judge_log = run.judge_log()
+                judge_stamp = _stamp(judge_log) if judge_log is not None else (0, 0)
+                if found is None or (found.stamp, found.judge_stamp) != (stamp, judge_stamp) or found.path != journal:
                     with self._one_build:
                         found = build_index(journal, run.task)
+                        if judge_log is not None:
+                            add_judged(found, judge_log)
             with self._lock:
                 self._indexes[key] = found
             return found

@@ -31,7 +31,7 @@ from harness.errors import UserError
 from harness.outputs.merge.journals import MergeError, read_journal
 from harness.outputs.results.model_results import ModelResults, load_results
 from harness.running.journal.journal_file import SampleRecord, journal_name
-from harness.running.task.judge import judge_log_name, read_judge_log
+from harness.running.task.judge import judge_log_name, judge_metrics_of, read_judge_log
 
 ABSENT = "absent"  # what the other run has of a row it never recorded
 Way = Literal["a", "b", "tie"]
@@ -193,10 +193,9 @@ def _with_judge_metrics(records: dict[str, SampleRecord], log: Path, folder: Pat
     out = dict(records)
     for sample_id, line in judged.items():
         record = records.get(sample_id)
-        if record is None or record["doc_id"] != line["doc_id"] or record["status"] not in SCORED:
-            continue
-        if line.get("metrics") and record.get("metrics") is not None:
-            out[sample_id] = {**record, "metrics": {**(record.get("metrics") or {}), **line["metrics"]}}
+        metrics = judge_metrics_of(line, record["doc_id"], record["status"]) if record is not None else {}
+        if record is not None and metrics and record.get("metrics") is not None:
+            out[sample_id] = {**record, "metrics": {**(record.get("metrics") or {}), **metrics}}
     return out
 
 

@@ -38,7 +38,7 @@ from typing_extensions import TypedDict
 
 from builders.core import contract
 from harness import schema
-from harness.api import GenerationSettings, Message, Model, Request, Response, TextPart
+from harness.api import SCORED, GenerationSettings, Message, Model, Request, Response, TextPart
 from harness.config.task_config import returns_as_declared
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
@@ -335,6 +335,14 @@ def read_judge_log(path: Path) -> dict[str, JudgeLogLine]:
             if _is_judge_line(record):
                 found[record["sample_id"]] = record
     return found
+
+
+def judge_metrics_of(line: JudgeLogLine, doc_id: object, status: object) -> dict[str, JudgedValue]:
+    """The judge's metrics a log line adds to the journal's record of its sample (the record's `doc_id` and
+    `status`): none where the line is of another document, or the record was not scored (the line is another run's)."""
+    if line["doc_id"] != doc_id or status not in SCORED:
+        return {}
+    return dict(line.get("metrics") or {})
 
 
 def _is_judge_line(record: object) -> TypeGuard[JudgeLogLine]:

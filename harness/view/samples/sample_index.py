@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from builders.core import contract
 from harness.api import SCORED, STATUSES
+from harness.running.task.judge import JudgedValue, judge_metrics_of, read_judge_log
 from harness.view.samples.journal_columns import (
     Block,
     arrow_can_read,
@@ -40,13 +41,14 @@ from harness.view.samples.journal_columns import (
     read_line,
     sample_rows,
 )
-from harness.view.samples.safe_files import JOURNAL_LINES_MOST
+from harness.view.samples.safe_files import JOURNAL_LINES_MOST, refusal
 from harness.view.samples.text_columns import HASHES, Clusters, Texts, hashed_clusters
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
 RIGHT, WRONG, TRUNCATED = "right", "wrong", "truncated"
 SHOWS = ("all", RIGHT, WRONG, *STATUSES, TRUNCATED)
+Judged = dict[str, dict[str, JudgedValue]]  # sample id -> the judge's metrics its judge log adds to its record
 
 
 def natural_key(text: str) -> tuple[int, float, str]:
@@ -75,6 +77,8 @@ class SampleIndex:
     skipped: int = 0  # lines that are no sample record of the task (cut short, not JSON, another shape)
     problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
     limited: str | None = None  # why only part of it was indexed (more lines than any run writes)
+    judged: Judged = field(default_factory=dict)  # sample id -> its judge's metrics (`add_judged`)
+    judge_stamp: tuple[int, int] = (0, 0)  # the judge log's size and mtime when read; (0, 0): none
     _doc_order: np.ndarray | None = field(default=None, repr=False)
     _partners: dict[int, tuple[SampleIndex, np.ndarray]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -83,8 +87,9 @@ class SampleIndex:
         return len(self.sample_ids)
 
     def record(self, row: int) -> dict[str, Any]:
-        """The whole journal record of one row (read from its line alone; the journal is append-only)."""
-        return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]))
+        """The whole journal record of one row (read from its line alone; the journal is append-only), with its
+        judge's metrics (`add_judged`)."""
+        return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]), self.judged)
 
     def task_of(self, row: int) -> str | None:
         """The row's task where the index holds several (`groups.GroupIndex`); None: one task's index."""
@@ -188,14 +193,42 @@ class SampleIndex:
         return by_doc[::-1] if descending else by_doc
 
 
-def read_record(path: Path, offset: int, length: int) -> dict[str, Any]:
-    """The record of the line at `offset`, `length` bytes long; {} where it is no longer one (the file replaced)."""
+def add_judged(index: SampleIndex, log: Path) -> None:
+    """The judge's metrics of `judge_<task>.jsonl` (`log`, a regular file inside the results folder) joined to the
+    index, as they join the task's before aggregation and as `harness compare` joins them: each number a column
+    beside the journal's metrics, and every value on its sample's record. A line of another document, or of a sample
+    the journal did not score, is another run's: left out. A log that cannot be read is said in `limited`."""
+    try:
+        stat = log.stat()
+        lines = read_judge_log(log)
+    except OSError as err:
+        index.limited = "; ".join(filter(None, [index.limited, f"{refusal(err)}: its judge metrics are not shown"]))
+        return
+    index.judge_stamp = (stat.st_size, stat.st_mtime_ns)
+    rows = pc.index_in(pa.array(list(lines), pa.string()), value_set=index.sample_ids.array).to_pylist()
+    for (sample_id, line), row in zip(lines.items(), rows, strict=True):
+        metrics = judge_metrics_of(line, int(index.doc_ids[row]), index.statuses[row]) if row is not None else {}
+        if metrics:
+            index.judged[sample_id] = metrics
+        for name, value in metrics.items():
+            if isinstance(value, float):  # a list (a score and the flags beside it) is shown on its page alone
+                index.metrics.setdefault(name, np.full(len(index), math.nan))[row] = value
+
+
+def read_record(path: Path, offset: int, length: int, judged: Judged | None = None) -> dict[str, Any]:
+    """The record of the line at `offset`, `length` bytes long, with its judge's metrics beside its own where
+    `judged` has them (`add_judged`); {} where it is no longer one (the file replaced)."""
     try:
         with contract.open_regular(path) as handle:
             value = read_line(os.pread(handle.fileno(), length, offset))
     except OSError:  # replaced by something else since it was indexed
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    metrics = (judged or {}).get(str(value.get("sample_id")))
+    if metrics and isinstance(value.get("metrics"), dict):
+        value["metrics"] = {**value["metrics"], **metrics}
+    return value
 
 
 @dataclass

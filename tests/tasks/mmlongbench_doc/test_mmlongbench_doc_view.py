@@ -95,3 +95,24 @@ def test_the_table_across_models_says_why_a_run_without_a_judge_has_no_f1(
         assert line.split(" | ")[2] == "—", line  # was empty, its only number (Acc) further down
     (why,) = [line for line in across.splitlines() if line.startswith("- *—*")]
     assert "only the task's judge writes" in why and f"`{TASK}` acc" in why and f"`{TASK}` f1" in why
+
+
+def test_the_viewer_shows_the_judge_s_metrics_from_its_log(judged: Path) -> None:
+    """The judge's metrics live in `judge_<task>.jsonl`, not in the journal: the viewer joins them as compare does, so
+    a judged run's samples table sorts by acc and a sample's page shows its acc and its F1's fields."""
+    folder = judged / "seed0"
+    lines = [json.loads(line) for line in (folder / "random" / f"judge_{TASK}.jsonl").read_text().splitlines()]
+    acc = {line["sample_id"]: line["metrics"]["acc"] for line in lines if "acc" in line.get("metrics", {})}
+    assert acc and set(acc.values()) == {0.0, 1.0}
+    client = view_client(folder)
+    table = client.get("/samples", params={"model": "random", "task": TASK, "metric": "acc"}).text
+    assert re.search(r'<option value="acc" selected', table), "acc is no column of the samples table"
+    right = client.get("/samples", params={"model": "random", "task": TASK, "metric": "acc", "show": "right"}).text
+    listed = re.findall(r'class="sample-link" href="[^"]*">([^<]+)</a>', right)
+    assert sorted(listed) == sorted(s for s, v in acc.items() if v == 1.0)
+    sample = next(s for s, v in acc.items() if v == 1.0)
+    page = client.get("/sample", params={"model": "random", "task": TASK, "id": sample}).text
+    metrics = re.search(r'<table class="kv metrics-of-sample">(.*?)</table></dd>', page, re.S)
+    assert metrics is not None
+    shown = dict(re.findall(r"<td>([^<]*)</td><td[^>]*>([^<]*)</td>", metrics.group(1)))
+    assert float(shown["acc"]) == 1.0 and {"score", "answerable", "predicted"} <= set(shown)
