@@ -9,7 +9,7 @@ server shares (per sample, counting that sample's attempts):
     rate_once     1st attempt: 429 with `Retry-After: 1`; then ok
     fail_once     1st attempt: 500; then ok
     always_500    500 forever
-    timeout_once  1st attempt: answers only after 2 s (beyond the client's timeout); then ok
+    timeout_once  1st attempt: answers only after 5 s (beyond the client's timeout); then ok
     malformed     200 with an HTML body
     huge          200 whose body declares and sends `huge_bytes` bytes
     auth          401
@@ -186,7 +186,7 @@ class ProviderServer(LoopbackServer):
         elif do == "fail_once" and attempt == 1 or do == "always_500":
             self.send(handler, 500, self.error(500, "internal error"))
         elif do == "timeout_once" and attempt == 1:
-            self._stopping.wait(2.0)
+            self._stopping.wait(5.0)
             self._ok(handler, record, sample, "ok")
         elif do == "malformed":
             self.send(handler, 200, b"<html>gateway hiccup</html>")

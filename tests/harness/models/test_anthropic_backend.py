@@ -91,7 +91,7 @@ def test_defaults_send_only_what_the_task_asks(anthropic_server, png_blue):
 
 @pytest.mark.parametrize("scenario", ["rate_once", "overloaded_once", "fail_once", "timeout_once"])
 def test_retried_until_answered(anthropic_server, scenario):
-    check_retried_once(_model(anthropic_server), anthropic_server, scenario)
+    check_retried_once(_model, anthropic_server, scenario)
 
 
 @pytest.mark.parametrize(

@@ -126,7 +126,7 @@ def test_an_image_is_uploaded_once_a_run(gemini_server, jpeg_red, png_blue):
 
 @pytest.mark.parametrize("scenario", ["rate_once", "fail_once", "timeout_once"])
 def test_retried_until_answered(gemini_server, scenario):
-    check_retried_once(_model(gemini_server), gemini_server, scenario)
+    check_retried_once(_model, gemini_server, scenario)
 
 
 def test_an_upload_is_retried(jpeg_red):
