@@ -275,7 +275,13 @@ def load_config(path: Path, _stack: tuple[Path, ...] = (), included: dict[Path, 
         target = Path(str(name))
         if not target.is_absolute():
             target = path.parent / target
-        if not target.is_file():
+        try:
+            found = target.is_file()
+        except OSError as err:  # a name the system refuses (too long), a loop of links
+            raise TaskConfigError(
+                f"{include_where}: included file {name[:80]!r} cannot be looked up: {err.strerror}"
+            ) from None
+        if not found:
             raise TaskConfigError(f"{include_where}: included file {name!r} not found (looked for {target})")
         key = target.resolve()
         if included is None or key not in included or key in _stack:

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.config.task_index import TaskIndex
@@ -121,6 +121,7 @@ TEXT = st.one_of(
 
 @budget(fuzz=1500, ci=40)
 @given(files=st.lists(TEXT, min_size=1, max_size=3), raw=st.booleans())
+@example(files=[f"include: {'a' * 300}\n"], raw=False)  # make fuzz found it: a name the system refuses, a traceback
 def test_any_task_folder_is_indexed_and_its_tasks_built_or_refused_in_one_line(files: list[str], raw: bool) -> None:
     counted()
     with tempfile.TemporaryDirectory() as folder, bounded(20, "task folder"):
