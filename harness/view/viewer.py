@@ -103,6 +103,7 @@ class Viewer:
                         found = build_index(journal, run.task)
                         if judge_log is not None:
                             add_judged(found, judge_log)
+                        found.judge_stamp = judge_stamp  # the stamp compared: an unreadable log is not read again
             with self._lock:
                 self._indexes[key] = found
             return found

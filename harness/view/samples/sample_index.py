@@ -78,7 +78,7 @@ class SampleIndex:
     problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
     limited: str | None = None  # why only part of it was indexed (more lines than any run writes)
     judged: Judged = field(default_factory=dict)  # sample id -> its judge's metrics (`add_judged`)
-    judge_stamp: tuple[int, int] = (0, 0)  # the judge log's size and mtime when read; (0, 0): none
+    judge_stamp: tuple[int, int] = (0, 0)  # the judge log's size and mtime when indexed; (0, 0): none
     _doc_order: np.ndarray | None = field(default=None, repr=False)
     _partners: dict[int, tuple[SampleIndex, np.ndarray]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -199,12 +199,10 @@ def add_judged(index: SampleIndex, log: Path) -> None:
     beside the journal's metrics, and every value on its sample's record. A line of another document, or of a sample
     the journal did not score, is another run's: left out. A log that cannot be read is said in `limited`."""
     try:
-        stat = log.stat()
         lines = read_judge_log(log)
     except OSError as err:
         index.limited = "; ".join(filter(None, [index.limited, f"{refusal(err)}: its judge metrics are not shown"]))
         return
-    index.judge_stamp = (stat.st_size, stat.st_mtime_ns)
     rows = pc.index_in(pa.array(list(lines), pa.string()), value_set=index.sample_ids.array).to_pylist()
     for (sample_id, line), row in zip(lines.items(), rows, strict=True):
         metrics = judge_metrics_of(line, int(index.doc_ids[row]), index.statuses[row]) if row is not None else {}
