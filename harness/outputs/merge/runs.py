@@ -140,6 +140,16 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     return cast(RunConfig, merged)  # the shards' own config, its keys kept
 
 
+def _original_count(run: ShardRun, task: str) -> int:
+    """The build's sample count for `task`, as the shard's results recorded it (merge opens no build)."""
+    counts = run.results.get("n-samples")
+    entry = counts.get(task) if isinstance(counts, dict) else None
+    original = entry.get("original") if isinstance(entry, dict) else None
+    if type(original) is not int or original < 0:
+        raise UserError(f"{run.results_file}: n-samples.{task}.original: expected the count of the build's samples")
+    return original
+
+
 def _merged_cost(runs: list[ShardRun]) -> dict[str, dict[str, CostEntry]]:
     """The merged run's `cost`: each task's tokens and USD for the model and the judge, summed over the shards, each
     of which priced its own answers and its judge's calls (no journal holds the judge's usage, so they are not priced
@@ -356,7 +366,7 @@ def _merge_locked(runs: list[ShardRun], out_dir: Path, argv: list[str], include_
     # what the builds held, as the shards' results recorded them (merge opens no build)
     results["datasets"] = first.results.get("datasets") or {}
     for name, entry in results["n-samples"].items():
-        entry["original"] = first.results["n-samples"][name]["original"]
+        entry["original"] = _original_count(first, name)
     costs = _merged_cost(runs)
     if costs:
         results["cost"] = costs

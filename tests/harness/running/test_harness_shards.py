@@ -187,6 +187,13 @@ def test_shard_and_merge_mistakes_are_one_line_errors(tmp_path: Path, data_dir: 
     assert harness(*other, "--shard", "2/3", "--output_path", tmp_path / "s2").code == 0
     run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1", tmp_path / "s2")
     assert run.code == 2 and "are not shards of one run (they differ in: model_args, model_identity)" in run.err
+    # `make fuzz` found it: a shard's results whose n-samples lacks the task, once a KeyError out of the merge
+    assert harness(*args, "--shard", "2/3", "--output_path", tmp_path / "s3").code == 0
+    (first,) = (tmp_path / "s0").rglob("results_*.json")
+    first.write_text(json.dumps({**json.loads(first.read_text()), "n-samples": {}}))
+    run = harness("merge", tmp_path / "m", tmp_path / "s0", tmp_path / "s1", tmp_path / "s3")
+    assert run.code == 2 and "Traceback" not in run.err
+    assert f"{first}: n-samples.mmneedle_m1_n2_k1_neg.original: expected the count of the build's samples" in run.err
 
 
 def test_raising_limit_resumes_and_updates_the_task_size(tmp_path: Path, data_dir: Path, harness) -> None:
