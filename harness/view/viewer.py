@@ -134,7 +134,9 @@ class Viewer:
         return self.env.get_template(template).render(results_dir=str(self.results_dir), **context)
 
     def respond(self, html: str, status: int = 200) -> HTMLResponse:
-        return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+        # a lone surrogate a results file or journal holds (a JSON escape such as \udcff) shows as its escape, not a 500
+        body = html.encode("utf-8", "backslashreplace")
+        return HTMLResponse(body, status_code=status, headers=SECURITY_HEADERS)
 
     def not_found(self, what: str) -> HTMLResponse:
         return self.render("missing.html", status=404, what=what)

@@ -294,6 +294,16 @@ def test_an_uncertainty_entry_without_its_rows_leaves_the_runs_page_a_page(resul
     assert page.status_code == 200 and TASK in page.text
 
 
+def test_a_lone_surrogate_in_the_results_file_shows_as_its_escape(results: Path) -> None:
+    """JSON's `"\\udcff"` reads as a str no UTF-8 encodes (found by `make fuzz`: the run's page was a 500)."""
+    (path,) = model_folder(results).glob("results_*.json")
+    data = json.loads(path.read_text())
+    data["datasets"][TASK]["builder"] = "from \udcff"
+    path.write_text(json.dumps(data))
+    page = view_client(results).get("/run", params={"model": "constant", "run": "0"})
+    assert page.status_code == 200 and "from \\udcff" in page.text
+
+
 @pytest.mark.parametrize(
     "policy",
     [
