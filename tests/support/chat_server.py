@@ -10,7 +10,7 @@ Scenarios (per sample, counting that sample's attempts):
     date_once     1st attempt: 500 with `Retry-After` an HTTP date in 2099; then ok
     fail_once     1st attempt: 500; then ok
     fail_twice    1st and 2nd attempts: 500; then ok
-    timeout_once  1st attempt: answers only after 2 s (beyond the client's timeout); then ok
+    timeout_once  1st attempt: answers only after 5 s (beyond the client's timeout); then ok
     always_500    500 forever
     refuse        200 with message.refusal
     filter        200 with finish_reason "content_filter" and no content
@@ -281,7 +281,7 @@ class ChatServer(LoopbackServer):
                 elif (do == "fail_twice" and attempt <= 2) or (do == "fail_once" and attempt == 1):
                     self._send(500, {"error": {"message": "internal error"}})
                 elif do == "timeout_once" and attempt == 1:
-                    server._stopping.wait(2.0)
+                    server._stopping.wait(5.0)
                     self._ok(record, sample)
                 elif do == "always_500":
                     self._send(500, {"error": {"message": "still broken"}})

@@ -57,7 +57,7 @@ def test_harness_openai_end_to_end(mmneedle_dir: Path, tmp_path: Path, capsys):
     server.start()
     out = tmp_path / "results"
     argv = _harness_argv(
-        f"model=test-vlm,base_url={server.base_url},api_key=sk-test,timeout=0.5,backoff=0.01,concurrency=4,"
+        f"model=test-vlm,base_url={server.base_url},api_key=sk-test,timeout=1.5,backoff=0.01,concurrency=4,"
         "image_detail=high",
         mmneedle_dir,
         out,
@@ -113,7 +113,7 @@ def _argv(
         "model": "test-vlm",
         "base_url": server.base_url,
         "api_key": SECRET,
-        "timeout": "0.3",
+        "timeout": "1.5",
         "backoff": "0.01",
         "max_retries": "1",
         "concurrency": "1",
@@ -203,7 +203,7 @@ def test_per_sample_failures_are_recorded_and_retried_by_a_rerun(mmneedle_dir: P
         errors = sorted(r["error"] for r in failed)
         assert errors[0] == "malformed_response: body is not JSON: '<html>gateway hiccup</html>'"
         assert errors[1].startswith("provider_error: HTTP 400: This model does not support image inputs")
-        assert errors[2].startswith("provider_error: gave up after 2 attempts: timeout after 0.3s")
+        assert errors[2].startswith("provider_error: gave up after 2 attempts: timeout after 1.5s")
         entry = {**results["results"][tasks[0]], **results["sample_counts"][tasks[0]]}
         assert entry["n_error"] == 3 and entry["n_scored"] == 0 and entry["existence_acc,none"] == "N/A"
         refused = {**results["results"][tasks[1]], **results["sample_counts"][tasks[1]]}
@@ -331,7 +331,7 @@ def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: 
     server.start()
     try:
         argv = _harness_argv(
-            f"model=test-vlm,base_url={server.base_url},timeout=0.5,max_retries=0",
+            f"model=test-vlm,base_url={server.base_url},timeout=5,max_retries=0",
             mmneedle_dir,
             out,
             tasks=["mmneedle_m1_n2_k1_neg"],
@@ -345,7 +345,7 @@ def test_secrets_are_redacted_by_value_everywhere(mmneedle_dir: Path, tmp_path: 
         ]
         # A key inside the URL: it reaches nothing written either.
         with_url = f"http://reader:{url_key}@{server.base_url.split('://', 1)[1]}"
-        argv_url = [*argv[:5], f"model=test-vlm,base_url={with_url},timeout=0.5", *argv[6:], "--allow_failures"]
+        argv_url = [*argv[:5], f"model=test-vlm,base_url={with_url},timeout=5", *argv[6:], "--allow_failures"]
         main(argv_url)
     finally:
         server.stop()
