@@ -56,8 +56,9 @@ test-fast: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
 	$(PYTEST) -m "not slow"
 
 # The fuzz suite on demand (tests/fuzz, issue 30): fresh random inputs, 10,000 and more in all (`make test` runs the
-# same properties on a few dozen fixed inputs each). It prints how many inputs it generated.
-fuzz: $(STAMP)
+# same properties on a few dozen fixed inputs each). It prints how many inputs it generated. The engine arguments'
+# property reads vLLM's and SGLang's own classes, installed as for the tests.
+fuzz: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 MMLONGEVAL_FUZZ=1 $(PY) -m pytest tests/fuzz -q -p no:cacheprovider
 
 # docs/backends.md's tables, written from the registries (scripts/docs_tables.py), docs/schemas/, the JSON Schema
