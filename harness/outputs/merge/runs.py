@@ -140,14 +140,13 @@ def _merged_config(runs: list[ShardRun], argv: list[str]) -> RunConfig:
     return cast(RunConfig, merged)  # the shards' own config, its keys kept
 
 
-def _original_count(run: ShardRun, task: str) -> int:
-    """The build's sample count for `task`, as the shard's results recorded it (merge opens no build)."""
-    counts = run.results.get("n-samples")
-    entry = counts.get(task) if isinstance(counts, dict) else None
-    original = entry.get("original") if isinstance(entry, dict) else None
-    if type(original) is not int or original < 0:
+def _original_count(run: ShardRun, task: str) -> int | None:
+    """The build's sample count for `task`, as the shard's results recorded it (merge opens no build); its type was
+    checked when the file was read (`read_results_file`), but a damaged file may leave it out."""
+    entry = run.results.get("n-samples", {}).get(task)
+    if entry is None or "original" not in entry:
         raise UserError(f"{run.results_file}: n-samples.{task}.original: expected the count of the build's samples")
-    return original
+    return entry["original"]
 
 
 def _merged_cost(runs: list[ShardRun]) -> dict[str, dict[str, CostEntry]]:
