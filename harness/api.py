@@ -226,6 +226,8 @@ class Response:
     usage: dict[str, int] = field(default_factory=dict)
     sent: Sent | None = field(default=None, compare=False)  # the request as the backend sent it (`harness.sent`)
     prompt_cache: CacheAsked | None = field(default=None, compare=False)  # what its provider's cache was asked
+    # the sha256 of the prompt's token ids as the model was given them (`harness.sent.token_ids_sha256`), where known
+    prompt_ids_sha256: str | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:

@@ -11,7 +11,9 @@ hash, its size as sent and the processor settings it was sent with.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Required
 
@@ -93,3 +95,9 @@ def _json(value: object) -> JsonValue:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def token_ids_sha256(ids: Sequence[int]) -> str:
+    """The sha256 of a prompt's token ids as the model was given them, written as a JSON list (`[1, 2, 3]`): recorded
+    by each backend that sees them (`prompt_ids_sha256`), equal on two backends that tokenized a request alike."""
+    return hashlib.sha256(json.dumps([int(i) for i in ids], separators=(", ", ": ")).encode()).hexdigest()

@@ -103,6 +103,8 @@ class RecordBuilder:
             record["usage"] = response.usage
         if response.prompt_cache:
             record["prompt_cache"] = response.prompt_cache
+        if response.prompt_ids_sha256:
+            record["prompt_ids_sha256"] = response.prompt_ids_sha256
         if request.truncation:
             record["truncation"] = request.truncation
         if request.round_trip:

@@ -144,8 +144,12 @@ def result_response(result: Mapping[str, object]) -> Response:
             usage[key] = value
     if "prompt_tokens" in usage and "completion_tokens" in usage:
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-    finish, error, text = (result.get(key) for key in ("finish_reason", "error", "text"))
+    finish, error, text, ids = (result.get(key) for key in ("finish_reason", "error", "text", "prompt_ids_sha256"))
     finish_reason = finish if isinstance(finish, str) else None
+    ids_sha = ids if isinstance(ids, str) else None
     if error:
-        return Response(text=None, error=str(error), finish_reason=finish_reason, usage=usage)
-    return Response(text=text if isinstance(text, str) else None, finish_reason=finish_reason, usage=usage)
+        return Response(
+            text=None, error=str(error), finish_reason=finish_reason, usage=usage, prompt_ids_sha256=ids_sha
+        )
+    text = text if isinstance(text, str) else None
+    return Response(text=text, finish_reason=finish_reason, usage=usage, prompt_ids_sha256=ids_sha)

@@ -124,6 +124,9 @@ class SampleRecord(LoggedFields, total=False):
     input_sha256: str | None  # of everything sent: a changed prompt or image is generated again
     # token usage, as the backend reported it
     usage: dict[str, int] | None
+    # the sha256 of the prompt's token ids as the model was given them (`harness.sent.token_ids_sha256`): where the
+    # backend sees them (`hf`, `vllm`), equal on two backends that tokenized the request alike
+    prompt_ids_sha256: str
     prompt_cache: CacheAsked  # what the provider's prompt cache was asked for it (`api_client.prompt_cache`)
     truncation: dict[str, Any]  # what the task's truncation rule dropped
     text_round_trip: RoundTripRecord  # what the tokenizer's round trip changed

@@ -28,7 +28,7 @@ from harness.models.facts.checkpoint import require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.shared.scheduling.auto_batch import FittingBatchSize
 from harness.models.shared.scheduling.batching import token_budget_batches
-from harness.sent import Sent
+from harness.sent import Sent, token_ids_sha256
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -213,8 +213,12 @@ class HFGeneration(Model):
         eos = self.model.generation_config.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
         prompt_lengths = inputs["attention_mask"].sum(dim=1).tolist()
+        prompts = [  # each row's ids without its padding, as the model was given them
+            token_ids_sha256([i for i, kept in zip(ids, mask, strict=True) if kept])
+            for ids, mask in zip(inputs["input_ids"].tolist(), inputs["attention_mask"].tolist(), strict=True)
+        ]
         responses = []
-        for row, prompt_length in zip(new_tokens.tolist(), prompt_lengths, strict=True):
+        for row, prompt_length, prompt in zip(new_tokens.tolist(), prompt_lengths, prompts, strict=True):
             end = next((k for k, token in enumerate(row) if token in eos_ids), None)
             ids = row if end is None else row[:end]
             stopped = end is not None
@@ -228,6 +232,7 @@ class HFGeneration(Model):
                     text,
                     finish_reason=finish,
                     usage={"prompt_tokens": int(prompt_length), "completion_tokens": len(ids)},
+                    prompt_ids_sha256=prompt,
                 )
             )
         return responses

@@ -13,7 +13,7 @@ from harness.models.backends.vllm_engine.settings import VLLMSettings
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.families import style_named
 from harness.models.shared import engine_calls
-from harness.sent import Sent, sent_images
+from harness.sent import Sent, sent_images, token_ids_sha256
 
 
 def screen_request(
@@ -171,6 +171,7 @@ def output_result(output: object) -> dict[str, Any]:
         "prompt_tokens": prompt_tokens,
         "completion_tokens": len(first.token_ids) if getattr(first, "token_ids", None) is not None else None,
         "cached_tokens": cached,
+        "prompt_ids_sha256": token_ids_sha256(prompt_ids) if prompt_ids is not None else None,
     }
     if result["finish_reason"] in ("abort", "error"):
         result["error"] = f"engine_error: generation ended with finish_reason={result['finish_reason']}"
