@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from builders.core.errors import BuildError
@@ -31,3 +32,31 @@ def parse_json(text: str | bytes, where: str) -> Any:
             f"{sys.get_int_max_str_digits():,} digits, which no release holds and Python does not read "
             f"({str(exc).split(':')[0]})"
         ) from None
+
+
+def _trimmed(value: Any) -> Any:
+    """`value` (a record as JSON holds it) with every string stripped of the white space at its ends."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        return {key: _trimmed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_trimmed(item) for item in value]
+    return value
+
+
+def refuse_repeats(where: str, records: Iterable[tuple[str, Any, str]]) -> None:
+    """Each record of the file `where` (its place, "question 7", its value as JSON holds it, and what names it in a
+    message, shown to 80 characters) that repeats an earlier one in every field would be built as a second row and scored twice: a
+    `BuildError` naming both places. Equal but for white space at the ends of a string (a question with a trailing
+    space) is a repeat too, and the line says so."""
+    seen: dict[str, tuple[str, str]] = {}
+    for place, value, named in records:
+        exact = json.dumps(value, sort_keys=True)
+        first, first_exact = seen.setdefault(json.dumps(_trimmed(value), sort_keys=True), (place, exact))
+        if first != place:
+            but = "" if first_exact == exact else " but for white space at the ends of its text"
+            raise BuildError(
+                f"{where}: {place} repeats {first} in every field{but} ({named:.80}); a question listed twice would be "
+                "scored twice"
+            )

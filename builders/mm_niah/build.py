@@ -18,7 +18,7 @@ from typing import Any
 from datasets import Features, List, Value
 from PIL import Image
 
-from builders.core import contract
+from builders.core import contract, release_json
 from builders.core.benchmark import select_configs
 from builders.core.benchmark_build import BenchmarkBuild, OpenedSource
 from builders.core.card import FIXTURE_CARD_LICENCE, FIXTURE_LICENCE
@@ -188,6 +188,17 @@ class MMNiahBuild(BenchmarkBuild[MMNiahOptions]):
                 rows.append(PlannedRow(record, question, images, where))
                 if self.options.limit is not None and len(rows) >= self.options.limit:
                     break
+            release_json.refuse_repeats(  # a line listed twice would be scored twice, as MMLongBench-Doc refuses it
+                cfg.annotation,
+                (
+                    (
+                        r.where.removeprefix(f"{cfg.annotation} "),
+                        r.record.model_dump(mode="json"),
+                        repr(r.record.question),
+                    )
+                    for r in rows
+                ),
+            )
             self.plans[cfg.name] = rows
 
     def estimate(self, kept: int) -> BuildEstimate:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from builders.core import contract
+from builders.core import contract, release_json
 from builders.core.errors import BuildError
 from builders.core.hub_source import HubFile, HubRelease
 from builders.core.release_bounds import Bound, MiB, read_file
@@ -107,19 +107,19 @@ def read_samples(path: Path) -> list[Sample]:
 
 
 def _refuse_repeats(path: Path, samples: list[Sample]) -> None:
-    """A question listed twice, the same in every field, would be built as two rows and counted twice in the score:
-    refused, naming both positions. The same question about the same document with another answer is not a repeat: the
-    release itself asks one twice (`PRE_2022.09.29_NSL-politics_REPORT.pdf`, questions 504 and 505 of every commit of
-    mayubo2333/MMLongBench-Doc's `data/samples.json`: "46%" from page 97's chart, and "Not answerable"), and the
-    official scorer counts both in its 1,082."""
-    seen: dict[str, int] = {}
-    for index, sample in enumerate(samples):
-        first = seen.setdefault(sample.model_dump_json(), index)
-        if first != index:
-            raise BuildError(
-                f"{path}: question {index} repeats question {first} in every field ({sample.doc_id}: "
-                f"{sample.question!r:.80}); a question listed twice would be scored twice"
-            )
+    """A question listed twice, the same in every field (or but for white space at the ends of its text), would be
+    built as two rows and counted twice in the score: refused, naming both positions (`release_json.refuse_repeats`).
+    The same question about the same document with another answer is not a repeat: the release itself asks one twice
+    (`PRE_2022.09.29_NSL-politics_REPORT.pdf`, questions 504 and 505 of every commit of mayubo2333/MMLongBench-Doc's
+    `data/samples.json`: "46%" from page 97's chart, and "Not answerable"), and the official scorer counts both in
+    its 1,082."""
+    release_json.refuse_repeats(
+        str(path),
+        (
+            (f"question {index}", sample.model_dump(mode="json"), f"{sample.doc_id}: {sample.question!r}")
+            for index, sample in enumerate(samples)
+        ),
+    )
 
 
 class Release:

@@ -20,7 +20,7 @@ from typing import Any
 
 from builders.core import contract
 from harness.config.task_config import GroupConfig, TaskConfig, parse_group, parse_task
-from harness.config.yaml_loader import YAML_MOST, YamlDict, copied, load_config
+from harness.config.yaml_loader import YAML_MOST, YamlDict, copied, file_digest, load_config, parsed_digests
 from harness.errors import TaskConfigError, UserError, suggest
 
 
@@ -54,17 +54,18 @@ _PARSED: OrderedDict[Path, tuple[list[Path], list[Path], str, Parsed]] = Ordered
 _PARSED_FOLDERS = 16
 
 
+def _combined(digests: Iterable[tuple[Path, str]]) -> str:
+    """sha256 over the names and the digests of the bytes (`file_digest`) of a parse's files, in their order."""
+    return hashlib.sha256("".join(f"{path}\0{digest}\0" for path, digest in digests).encode()).hexdigest()
+
+
 def _digest(paths: Iterable[Path]) -> str | None:
-    """sha256 over the names and bytes of `paths`, each read as the parse reads it (a regular file within its bound:
-    one swapped for a FIFO since is no wait); None where one cannot be read (the parse then says why)."""
-    digest = hashlib.sha256()
+    """`_combined` over what `paths` hold now, each read as the parse reads it (a regular file within its bound: one
+    swapped for a FIFO since is no wait); None where one cannot be read (the parse then says why)."""
     try:
-        for path in paths:
-            digest.update(f"{path}\0".encode())
-            digest.update(contract.read_regular(path, YAML_MOST, "a task or group file"))
+        return _combined((p, file_digest(contract.read_regular(p, YAML_MOST, "a task or group file"))) for p in paths)
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 class TaskIndex:
@@ -95,20 +96,19 @@ class TaskIndex:
                 return copied(entries)
         included: dict[Path, YamlDict] = {}  # templates parsed once for the folder (`load_config`)
         parsed: Parsed = []
-        for path in files:
-            data = load_config(path, included=included)
-            if "group" in data:
-                parsed.append((path, parse_group(data)))
-            elif isinstance(data.get("task"), str):
-                parsed.append((path, parse_task(data)))
-            else:
-                parsed.append((path, None))  # a template, only used through `include:`
-        read = sorted({path.resolve() for path in files} | set(included))
-        now = _digest(read)
-        if now is not None:
-            _PARSED[key] = (files, read, now, copied(parsed))
-            while len(_PARSED) > _PARSED_FOLDERS:
-                _PARSED.popitem(last=False)
+        with parsed_digests() as digests:  # keyed by the bytes parsed: a file rewritten meanwhile is parsed again
+            for path in files:
+                data = load_config(path, included=included)
+                if "group" in data:
+                    parsed.append((path, parse_group(data)))
+                elif isinstance(data.get("task"), str):
+                    parsed.append((path, parse_task(data)))
+                else:
+                    parsed.append((path, None))  # a template, only used through `include:`
+        read = sorted(digests)
+        _PARSED[key] = (files, read, _combined((p, digests[p]) for p in read), copied(parsed))
+        while len(_PARSED) > _PARSED_FOLDERS:
+            _PARSED.popitem(last=False)
         return parsed
 
     def _index_root(self, root: Path) -> None:

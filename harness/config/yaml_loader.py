@@ -13,7 +13,9 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -198,6 +200,25 @@ def _make_loader(path: Path) -> type:
 
 
 YAML_MOST = 4 * contract.MiB  # a task, group or run file: a few kB; past this it is not one
+# path -> sha256 of the bytes `read_yaml` parsed, while `parsed_digests` records them
+_PARSED_DIGESTS: ContextVar[dict[Path, str] | None] = ContextVar("parsed_digests", default=None)
+
+
+def file_digest(data: bytes) -> str:
+    """The digest that keys a parse of a YAML file's bytes (`parsed_digests`)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@contextmanager
+def parsed_digests() -> Iterator[dict[Path, str]]:
+    """Within the block, each file `read_yaml` parses, by its path, with the digest of the very bytes it parsed
+    (`file_digest`): a cache of the parse is keyed by what was parsed, not by what the file holds a moment later."""
+    found: dict[Path, str] = {}
+    token = _PARSED_DIGESTS.set(found)
+    try:
+        yield found
+    finally:
+        _PARSED_DIGESTS.reset(token)
 
 
 def read_yaml(path: Path, what: str = "task and group files") -> object:
@@ -205,7 +226,11 @@ def read_yaml(path: Path, what: str = "task and group files") -> object:
     read, is no regular file (a FIFO, a device), holds more than `YAML_MOST` bytes, is not UTF-8 (`what` must be saved
     as UTF-8) or is malformed raises `TaskConfigError` with file:line:col, before a byte past the bound is read."""
     try:
-        text = contract.read_regular(path, YAML_MOST, what).decode("utf-8")
+        raw = contract.read_regular(path, YAML_MOST, what)
+        recording = _PARSED_DIGESTS.get()
+        if recording is not None:
+            recording[path] = file_digest(raw)
+        text = raw.decode("utf-8")
     except OSError as err:
         raise TaskConfigError(f"{path}: cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:

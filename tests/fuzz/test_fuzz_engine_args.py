@@ -1,10 +1,12 @@
 """Fuzz: `--model_args` passed through to an engine's own declaration (issue 64): vLLM's `EngineArgs` and
-`SamplingParams`, SGLang's `ServerArgs`, as installed. Any key and any text, for any of their fields, is either
-converted by the field's declared type or refused with one `ValueError` line naming the backend and the key; never
-another exception, never a hang (a long integer, a deep JSON value, a choice list's look-alike)."""
+`SamplingParams`, SGLang's `ServerArgs`, as installed, each field read by the engine's own command line where it has an
+option for it (as the backends read them: `cli_value`). Any key and any text, for any of their fields, is either
+converted or refused with one `ValueError` line naming the backend and the key; never another exception, never a hang
+(a long integer, a deep JSON value at any option, a choice list's look-alike, a value the engine's own check refuses)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
@@ -23,6 +25,16 @@ DECLARATIONS = {
     "vllm sampling": vllm.SamplingParams,
     "sglang": server_args.ServerArgs,
 }
+
+
+def _command_line(backend: str) -> argparse.ArgumentParser | None:
+    """The engine's own command line the backend reads its fields with (none for the sampling parameters)."""
+    from harness.models.backends.sglang_engine import settings as sglang_settings
+    from harness.models.backends.vllm_engine import settings as vllm_settings
+
+    return {"vllm": vllm_settings.cli_parser, "sglang": sglang_settings.cli_parser}.get(backend, lambda: None)()
+
+
 OWN = ["pretrained", "max_images"]  # a backend's own settings pass as text, whatever they hold
 
 TEXTS = st.one_of(
@@ -50,13 +62,16 @@ def engine_args(draw: st.DrawFn) -> tuple[str, dict[str, str]]:
 @example(drawn=("sglang", {"abort_on_priority_when_disabled": deep(3000)}))  # once a RecursionError out of JSON
 @example(drawn=("vllm", {"attention_backend": " "}))  # a line listing the enum's every choice
 @example(drawn=("vllm sampling", {"structured_outputs": '{"image": 4}'}))  # once vLLM's own VLLMValidationError
+@example(drawn=("vllm", {"override_generation_config": "[" * 30_000}))  # issue 87: a RecursionError by its option
+@example(drawn=("sglang", {"cuda_graph_config": deep(3000, "{")}))  # the same by SGLang's
+@example(drawn=("sglang", {"lora_paths": '{"x": 1}'}))  # issue 87: SGLang's own check's AssertionError
 def test_any_model_args_are_converted_or_one_line(drawn: tuple[str, dict[str, str]]) -> None:
     backend, args = drawn
     declaration = DECLARATIONS[backend]
     counted()
     with bounded(10, f"{backend} {sorted(args)}"):
         try:
-            own, passed = split_engine_args(args, OWN, declaration, backend)
+            own, passed = split_engine_args(args, OWN, declaration, backend, cli=_command_line(backend))
         except ValueError as err:
             line = str(err)
             assert line.startswith(f"{backend} backend: ") and "\n" not in line, line

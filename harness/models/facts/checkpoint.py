@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.core import contract
-from harness.errors import first_line
+from harness.errors import UserError, first_line
 from harness.models.facts.reasoning import ReasoningTags, declared_thinking
 from harness.models.facts.remote_code import CONFIG_MOST, checkpoint_file
 
@@ -195,8 +195,12 @@ def checkpoint_template(name: str, revision: str | None = None) -> str | None:
 
 def checkpoint_thinking(name: str, revision: str | None = None) -> ReasoningTags | None:
     """The thinking markers the checkpoint's `response_template` declares (its `tokenizer_config.json`, as
-    transformers saves it), or None (`harness.models.facts.reasoning.declared_thinking`)."""
-    return declared_thinking(config_json(name, revision, "tokenizer_config.json").get("response_template"))
+    transformers saves it), or None (`harness.models.facts.reasoning.declared_thinking`); past its bound on tag pairs, a
+    `UserError` naming the file."""
+    try:
+        return declared_thinking(config_json(name, revision, "tokenizer_config.json").get("response_template"))
+    except ValueError as err:  # past the bound on tag pairs
+        raise UserError(f"checkpoint {name}: tokenizer_config.json: {err}") from None
 
 
 def read_checkpoint(name: str, revision: str | None = None) -> CheckpointConfig | None:

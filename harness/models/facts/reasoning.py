@@ -34,8 +34,14 @@ thinking templates end it in `<think>`), an output that never closes it is think
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import multiprocessing
+import os
 import re
+import resource
+from multiprocessing.connection import Connection
 from typing import Any
 
 # (start, end) pairs
@@ -103,10 +109,13 @@ def strip_reasoning(text: str, tags: ReasoningTags, answer: AnswerTags | None = 
 
 # A thinking tag as chat templates write one, opening or closing: `<think>`, `<thinking>`, Kimi-VL's `◁think▷`; its
 # end tag is the same with a `/` after the opening bracket.
-_THINKING_TAG = re.compile(r"(<|◁)/?(\w*think\w*)(>|▷)")
+# Found as any word between the brackets, then kept where it holds "think": linear in the template's length, where a
+# pattern around "think" backtracks quadratically over a long word.
+_THINKING_TAG = re.compile(r"(<|◁)/?(\w+)(>|▷)")
 # A channel a template opens for thinking, named by the word after it: Gemma 4's `<|channel>thought\n...<channel|>`
 # (its end tag is the name with the bar after it, and must be written in the template too).
 _THINKING_CHANNEL = re.compile(r"<\|(\w+)>(?=(?:\\n|\s)*(?:thought|think|reasoning|analysis))")
+_CHANNEL_END = re.compile(r"<(\w+)\|>")
 THINK: ReasoningTags = (("<think>", "</think>"),)
 
 
@@ -117,38 +126,84 @@ def template_thinking(template: str | None) -> ReasoningTags | None:
     template that does none of these, or none at all."""
     if not template:
         return None
-    pairs: list[tuple[str, str]] = []
+    pairs: dict[tuple[str, str], None] = {}  # in the order found, each once
     for tag in _THINKING_TAG.finditer(template):
-        pair = (f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}")
-        if pair not in pairs:
-            pairs.append(pair)
+        if "think" in tag[2]:
+            pairs.setdefault((f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}"))
+    closed = set(_CHANNEL_END.findall(template))
     for channel in _THINKING_CHANNEL.finditer(template):
-        pair = (f"<|{channel[1]}>", f"<{channel[1]}|>")
-        if pair[1] in template and pair not in pairs:
-            pairs.append(pair)
+        if channel[1] in closed:
+            pairs.setdefault((f"<|{channel[1]}>", f"<{channel[1]}|>"))
     if pairs:
         return tuple(pairs)
     return THINK if "enable_thinking" in template else None
 
 
+RENDER_SECONDS = 10  # a chat template renders a bare user turn in milliseconds
+RENDER_MOST = 1 << 20  # bytes a render of a bare user turn may write (some hundreds), and may allocate past its own
+log = logging.getLogger(__name__)
+
+
+def _render_both(template: str, out: Connection) -> None:
+    """In the forked child: the template rendered with and without its generation prompt, sent back when within
+    `RENDER_MOST`; None where it cannot be rendered (or past the bound: the parent then says which)."""
+    with contextlib.suppress(OSError, ValueError):  # no /proc or no rlimit here: the time bound alone
+        with open("/proc/self/statm") as statm:
+            held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (held + 64 * RENDER_MOST, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    def rendered(prompt: bool) -> str:
+        # (the renders, their generation indices), whatever its annotation says
+        text: Any = render_jinja_template(
+            [[{"role": "user", "content": "Q"}]], chat_template=template, add_generation_prompt=prompt
+        )
+        return str(text[0][0])
+
+    try:
+        both: tuple[str, str] | str | None = (rendered(True), rendered(False))
+    except MemoryError:
+        both = "memory"
+    except Exception:  # a template that needs what a bare user turn lacks (tools, images): no answer to read
+        both = None
+    if isinstance(both, tuple) and sum(map(len, both)) > RENDER_MOST:
+        both = "output"
+    out.send(both)
+
+
 def generation_prompt(template: str | None) -> str | None:
     """What the template writes after a user turn for the model to answer (`add_generation_prompt`), as transformers
-    renders it with the template's own defaults; None where it cannot be rendered here."""
+    renders it with the template's own defaults; None where it cannot be rendered here. A checkpoint's template is
+    untrusted: it is rendered in a forked process within `RENDER_SECONDS` and `RENDER_MOST` bytes (a loop of
+    `range(100000)` in another hung the run); past a bound, one warning line names it and the answer is None."""
     if not template:
         return None
+    import transformers.utils.chat_template_utils  # noqa: F401 - imported here, not in the child (no import lock)
+
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=_render_both, args=(template, writer), daemon=True)
+    child.start()
+    writer.close()
     try:
-        from transformers.utils.chat_template_utils import render_jinja_template
-
-        def rendered(prompt: bool) -> str:
-            # (the renders, their generation indices), whatever its annotation says
-            out: Any = render_jinja_template(
-                [[{"role": "user", "content": "Q"}]], chat_template=template, add_generation_prompt=prompt
-            )
-            return str(out[0][0])
-
-        asked, said = rendered(True), rendered(False)
-    except Exception:  # a template that needs what a bare user turn lacks (tools, images): no answer to read
+        both = reader.recv() if reader.poll(RENDER_SECONDS) else "time"
+    except EOFError:  # the child ended without an answer (killed past its memory)
+        both = "memory"
+    finally:
+        child.kill()
+        child.join()
+        reader.close()
+    if isinstance(both, str):
+        bound = {"time": f"{RENDER_SECONDS} s", "output": f"{RENDER_MOST:,} bytes of output"}.get(both)
+        log.warning(
+            "the chat template's generation prompt was not rendered within %s; whether it leaves a thinking block "
+            "open is not known, so an output that never closes one is scored whole",
+            bound or f"{64 * RENDER_MOST:,} bytes of memory",
+        )
         return None
+    if both is None:
+        return None
+    asked, said = both
     return asked[len(said) :] if asked.startswith(said) else None
 
 
@@ -167,10 +222,14 @@ def describe(tags: ReasoningTags | None) -> list[list[str]] | None:
     return [list(pair) for pair in tags] if tags else None
 
 
+THINKING_PAIRS_MOST = 64  # a model writes its thinking in a pair or two; each pair is a pass over every reply
+
+
 def declared_thinking(response_template: object) -> ReasoningTags | None:
     """The thinking markers a checkpoint declares in its `response_template` (transformers' response parsing, saved in
     its `tokenizer_config.json`): its `thinking` field's `open` and `close` literals, each opening with each closing;
-    None where it declares none, or only as patterns (a regex is no tag to take out)."""
+    None where it declares none, or only as patterns (a regex is no tag to take out); a `ValueError` past
+    `THINKING_PAIRS_MOST` pairs."""
     fields = response_template.get("fields") if isinstance(response_template, dict) else None
     field = fields.get("thinking") if isinstance(fields, dict) else None
     if not isinstance(field, dict):
@@ -178,8 +237,14 @@ def declared_thinking(response_template: object) -> ReasoningTags | None:
     opens, closes = (
         [v] if isinstance(v, str) else v if isinstance(v, list) else [] for v in (field.get("open"), field.get("close"))
     )
-    pairs = tuple((o, c) for o in opens for c in closes if isinstance(o, str) and isinstance(c, str) and o and c)
-    return pairs or None
+    opens, closes = (list(dict.fromkeys(t for t in v if isinstance(t, str) and t)) for v in (opens, closes))
+    if len(opens) * len(closes) > THINKING_PAIRS_MOST:
+        raise ValueError(
+            f"response_template's thinking field declares {len(opens):,} opens and {len(closes):,} closes, "
+            f"{len(opens) * len(closes):,} tag pairs, over the {THINKING_PAIRS_MOST} a reply's thinking is taken "
+            "out with"
+        )
+    return tuple((o, c) for o in opens for c in closes) or None
 
 
 def in_force(

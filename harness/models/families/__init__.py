@@ -27,6 +27,8 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from builders.core import contract
+from harness.errors import UserError
 from harness.models.facts.alias import Alias
 from harness.models.facts.family import ImageTokens, ModelFamily
 from harness.models.facts.prompt_style import DEFAULT, TEXT_ONLY, THINKING, PromptStyle
@@ -57,6 +59,7 @@ FAMILIES: dict[str, str] = {
 
 
 NAMES = Path(__file__).with_name("names.json")  # family -> the names it declares, by kind (`declared_names`)
+NAMES_MOST = contract.MiB  # some kB: every family's few names
 KINDS = ("model_types", "architectures", "fragments", "aliases", "checkpoints", "styles")
 
 
@@ -90,7 +93,18 @@ def declared_names(declared: ModelFamily) -> dict[str, list[str]]:
 
 @functools.cache
 def _listed() -> dict[str, dict[str, list[str]]]:
-    return json.loads(NAMES.read_text(encoding="utf-8")) if NAMES.exists() else {}
+    """`names.json` as every file the harness owns is read: a regular file within its bound, its name in the error."""
+    if not NAMES.exists():
+        return {}
+    try:
+        listed = json.loads(contract.read_regular(NAMES, NAMES_MOST, "the families' names.json").decode("utf-8"))
+    except OSError as err:  # not a regular file (a FIFO, /dev/zero), or past its bound
+        raise UserError(f"{NAMES}: cannot be read ({err.strerror or err}); `make docs` writes it") from None
+    except (ValueError, RecursionError) as err:  # not UTF-8, not JSON, nested past the parser's depth
+        raise UserError(f"{NAMES}: not JSON ({err}); `make docs` writes it") from None
+    if not isinstance(listed, dict) or not all(isinstance(v, dict) for v in listed.values()):
+        raise UserError(f"{NAMES}: expected {{FAMILY: {{KIND: [NAME, ...]}}}}; `make docs` writes it")
+    return listed
 
 
 def _may_declare(kind: str, matches: Callable[[str], bool]) -> list[ModelFamily]:

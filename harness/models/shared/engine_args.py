@@ -172,8 +172,8 @@ def cli_value(parser: argparse.ArgumentParser, action: argparse.Action, text: st
         with contextlib.redirect_stderr(io.StringIO()):  # argparse prints its usage before it exits
             _, rest = parser.parse_known_args(argv, namespace)
         value = getattr(namespace, action.dest)
-    except (argparse.ArgumentError, SystemExit, ValueError, TypeError):
-        value, rest = unset, []
+    except (Exception, SystemExit):  # argparse's own, or whatever the engine's option raises: its own check (an
+        value, rest = unset, []  # AssertionError from SGLang's --lora-paths), a RecursionError from a deep value
     if value is unset or rest:
         choices = ", ".join(str(c) for c in action.choices or ())
         expected = f"one of {choices}" if choices else getattr(action.type, "__name__", "a string")

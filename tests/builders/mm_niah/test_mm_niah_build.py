@@ -148,3 +148,19 @@ def test_packed_annotation_files_give_the_same_rows(built: Path, tmp_path: Path)
     assert out is not None
     for config in CONFIG_SET:
         assert read_rows(out, config) == read_rows(built, config)
+
+
+@pytest.mark.parametrize("trailing", ["", " "])
+def test_a_line_listed_twice_is_refused_naming_both_lines(trailing: str, tmp_path: Path) -> None:
+    """Issue 87: an annotation line listed twice built rows scored twice (rc 0), where MMLongBench-Doc refuses the
+    same case; one whose question differs only by white space at its end is refused too, saying so."""
+    release = write_fixture(tmp_path / "release")
+    cfg = CONFIGS["retrieval_text_val"]
+    annotation = release / cfg.annotation
+    lines = annotation.read_bytes().splitlines()
+    again = json.loads(lines[0])
+    again["question"] += trailing
+    annotation.write_bytes(b"\n".join([*lines, json.dumps(again).encode()]) + b"\n")
+    but = " but for white space at the ends of its text" if trailing else ""
+    with pytest.raises(BuildError, match=rf"line {len(lines) + 1} repeats line 1 in every field{but} \("):
+        build_mm_niah(str(release), tmp_path / "out", [cfg.name], progress=False)

@@ -116,6 +116,13 @@ def test_a_question_listed_twice_is_refused_naming_both_positions(tmp_path: Path
     assert_questions_refused(
         release, samples + samples, tmp_path / "out", rf"question {len(samples)} repeats question 0 "
     )
+    spaced = {**samples[1], "question": samples[1]["question"] + "  "}  # issue 87: built as a second question
+    assert_questions_refused(
+        release,
+        [*samples, spaced],
+        tmp_path / "out",
+        rf"question {len(samples)} repeats question 1 in every field but for white space at the ends of its text",
+    )
     other = {
         **samples[1],
         "answer": "Not answerable",

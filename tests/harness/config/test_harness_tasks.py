@@ -264,6 +264,35 @@ def test_a_folder_indexed_again_in_one_process_is_parsed_again_only_where_a_file
         TaskIndex([folder], include_defaults=False)
 
 
+@pytest.mark.parametrize("rewritten", ["a.yaml", "_base.yaml"])
+def test_a_file_rewritten_while_it_is_parsed_is_parsed_again(
+    rewritten: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 87: a task file (or the template it includes) rewritten between its parse and the digest that keys the
+    kept parse: the next index in the process reads the new bytes, not the old parse (the cache is keyed by the bytes
+    that were parsed)."""
+    import harness.config.yaml_loader as yaml_loader
+
+    write(tmp_path / "_base.yaml", "dataset_path: d\ndoc_to_text: aaaa\n")
+    write(tmp_path / "a.yaml", "include: _base.yaml\ntask: t_a\ngeneration_kwargs:\n  until: [aaaa]\n")
+    parse = yaml_loader.load_yaml_file
+
+    def parse_then_rewrite(path: Path) -> object:
+        data = parse(path)
+        if path.name == rewritten:  # a writer racing the index, once its bytes are parsed
+            write(path, path.read_text().replace("aaaa", "bbbb"))
+        return data
+
+    def read() -> tuple[str, str]:
+        task = TaskIndex([tmp_path / "a.yaml"], include_defaults=False).tasks["t_a"]
+        return task.generation_kwargs["until"][0], str(task.doc_to_text)
+
+    monkeypatch.setattr(yaml_loader, "load_yaml_file", parse_then_rewrite)
+    assert read() == ("aaaa", "aaaa")
+    monkeypatch.setattr(yaml_loader, "load_yaml_file", parse)
+    assert read() == (("bbbb", "aaaa") if rewritten == "a.yaml" else ("aaaa", "bbbb"))
+
+
 def test_an_include_cycle_through_a_template_many_tasks_share(tmp_path: Path) -> None:
     write(tmp_path / "_t.yaml", "include: _u.yaml\ndataset_path: d\n")
     write(tmp_path / "_u.yaml", "include: _t.yaml\n")

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.facts.reasoning import opens_thinking, template_thinking
+from harness.models.facts.reasoning import THINK, opens_thinking, template_thinking
 from harness.models.families import checkpoint_family, family_of
 from tests.support import family_templates as templates
 from tests.support import tiny_vlm_configs as configs
 from tests.support import tiny_vlm_processors as processors
+from tests.support.deadline import within
 from tests.support.forward_families import BY_NAME
 from tests.support.scripted_checkpoint import scripted_checkpoint
 from tests.support.tiny_llava import build_tiny_llava
@@ -212,3 +213,29 @@ def test_a_checkpoint_without_a_template_is_counted_with_the_one_vllm_falls_back
     assert fallback_template(str(folder), None) == minicpm_v_4_5()
     (folder / "chat_template.jinja").write_text("{{ messages }}")  # its own: vLLM renders with it, no fallback
     assert fallback_template(str(folder), None) is None
+
+
+def test_a_checkpoint_s_own_small_files_cost_no_minutes_nor_gigabytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 87: a `response_template` declaring 3,000 thinking opens and 3,000 closes (9,000,000 tag pairs, 1.5 GB)
+    is one line naming the file and the bound; the thinking-tag search over `<` and `think` repeated (quadratic: 40
+    KB took 71 s) is linear; a template looping `range(100000)` twice (a hang) is rendered within its time bound."""
+    from harness.errors import UserError
+    from harness.models.facts import reasoning
+    from harness.models.facts.checkpoint import checkpoint_thinking
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    thinking = {"open": [f"<t{i}>" for i in range(3000)], "close": [f"</t{i}>" for i in range(3000)]}
+    declared = {"fields": {"thinking": thinking}}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"response_template": declared}))
+    with pytest.raises(UserError, match=r"tokenizer_config\.json: .*9,000,000 tag pairs, over the 64 "):
+        checkpoint_thinking(str(tmp_path))
+    with within(5, "the thinking-tag search over 400 KB"):
+        assert template_thinking("<" + "think" * 80_000) is None
+        assert template_thinking("<think" * 80_000 + "<think>") == (("<think>", "</think>"),)
+    monkeypatch.setattr(reasoning, "RENDER_SECONDS", 1)
+    looping = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}<think>"
+    with within(20, "rendering a template that loops 10^10 times"):
+        assert opens_thinking(looping, THINK) is None
+    assert opens_thinking("{% if add_generation_prompt %}<think>\n{% endif %}", THINK) == "<think>"

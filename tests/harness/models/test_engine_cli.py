@@ -78,3 +78,17 @@ def test_every_field_reaches_the_engine_as_its_command_line_reads_it(engine: str
                 break  # one value its command line takes; every choice where it lists them
     assert unlike == []
     assert compared >= 0.9 * len(options)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_value_nested_past_the_parsers_depth_is_one_line_for_every_option(engine: str) -> None:
+    """Issue 87: 30,000 `[` (or `{`) at any option of either engine's command line is refused in one line naming the
+    option, where a RecursionError escaped for 24 of vLLM's options and 18 of SGLang's."""
+    declaration, parser, _ = _engines()[engine]
+    options = {a.dest: a for a in parser._actions if a.option_strings and a.nargs != 0}
+    for name in sorted(set(declared_fields(declaration)) & set(options)):
+        for deep in ("[" * 30_000, '{"a": ' * 30_000):
+            try:
+                split_engine_args({name: deep}, (), declaration, engine, cli=parser)
+            except ValueError as err:
+                assert str(err).startswith(f"{engine} backend: model argument {name}: ") and "\n" not in str(err)

@@ -3,11 +3,15 @@ lookup imports only the families whose names match, and it finds what a scan of 
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
 
+from harness.errors import UserError
 from harness.models import families
+from tests.support.deadline import within
 from tests.support.run_setups import modules_a_run_imports
 from tests.support.toy_benchmark import build_toy, write_toy_tasks
 
@@ -58,3 +62,25 @@ def test_an_api_model_imports_its_own_family_only(tmp_path: Path) -> None:
         "harness.models.families",
         "harness.models.families.gpt",
     ]
+
+
+@pytest.mark.parametrize("damage", ["fifo", "dev_zero", "not_json", "not_an_object"])
+def test_a_damaged_names_json_is_one_line_naming_it(
+    damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 87: `names.json` in an installed copy read as every file the harness owns: a FIFO (which hung a run), a
+    link to /dev/zero (2.5 GB, then a MemoryError) and invalid JSON (a line naming no file) are one line naming it."""
+    names = tmp_path / "names.json"
+    if damage == "fifo":
+        os.mkfifo(names)
+    elif damage == "dev_zero":
+        names.symlink_to("/dev/zero")
+    else:
+        names.write_text("{not json" if damage == "not_json" else "[1, 2]")
+    monkeypatch.setattr(families, "NAMES", names)
+    families._listed.cache_clear()
+    try:
+        with within(5, "reading a damaged names.json"), pytest.raises(UserError, match=re.escape(str(names))):
+            families.family_of("qwen2_vl")
+    finally:
+        families._listed.cache_clear()
