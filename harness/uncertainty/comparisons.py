@@ -52,9 +52,10 @@ def comparison_error(stderr: float, stderr_clustered: float) -> float:
     return stderr_clustered
 
 
-def wilson_interval(proportion: float, n: float, level: float = 0.95) -> tuple[float, float]:
+def wilson_interval(proportion: float, n: float, level: float = 0.95, method: str = "wilson") -> tuple[float, float]:
     """The Wilson score interval of a proportion (0..1) observed on `n` rows, or on an effective n
-    (`effective_n`: n / deff, non-integer allowed): statsmodels' `proportion_confint(method="wilson")`.
+    (`effective_n`: n / deff, non-integer allowed): statsmodels' `proportion_confint(method="wilson")`; `method`
+    "beta" gives Clopper-Pearson's (`clopper_pearson_interval`).
 
     It never collapses: at 0 % or 100 % it is [0, z²/(n+z²)] or its mirror. Edge cases: n = 0 or a NaN proportion
     gives (NaN, NaN); a proportion outside [0, 1] is a ValueError (scale a 0-100 score first)."""
@@ -64,7 +65,7 @@ def wilson_interval(proportion: float, n: float, level: float = 0.95) -> tuple[f
         raise ValueError(f"a proportion must lie in [0, 1], got {proportion}")
     from statsmodels.stats.proportion import proportion_confint
 
-    low, high = proportion_confint(proportion * n, n, alpha=1 - level, method="wilson")
+    low, high = proportion_confint(proportion * n, n, alpha=1 - level, method=method)
     return float(low), float(high)
 
 
@@ -73,14 +74,7 @@ def clopper_pearson_interval(proportion: float, n: float, level: float = 0.95) -
     allowed: its beta quantiles): statsmodels' `proportion_confint(method="beta")`. Wider than Wilson's; it covers at
     least its level for a binomial at any n, where Wilson's dips below it near 0 and 1 at small n (Brown, Cai and
     DasGupta 2001). Edge cases as `wilson_interval`'s."""
-    if not n > 0 or not math.isfinite(proportion):
-        return NAN, NAN
-    if not 0.0 <= proportion <= 1.0:
-        raise ValueError(f"a proportion must lie in [0, 1], got {proportion}")
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(proportion * n, n, alpha=1 - level, method="beta")
-    return float(low), float(high)
+    return wilson_interval(proportion, n, level, method="beta")
 
 
 def interval(estimate: float, stderr: float, level: float = 0.95, df: float | None = None) -> tuple[float, float]:
