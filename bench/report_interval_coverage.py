@@ -32,14 +32,29 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.outputs.results.estimates import Estimate
+from harness.uncertainty.comparisons import FEW_CLUSTERS as FEW
 from harness.uncertainty.variance import mean_error
 
 SIZES = (3, 6, 10)
 CHANCES = (0.02, 0.05, 0.2, 0.5, 0.95)
 CLUSTERS = (10, 15, 20, 30)
 ICCS = (0.1, 0.3)
+# issue 88: fewer items, stronger correlation, rarer outcomes
+FEW_SIZES = (3, 6)
+FEW_CHANCES = (0.02, 0.05, 0.5, 0.95, 0.98)
+FEW_CLUSTERS = (3, 5, 8, 10, 15)
+FEW_ICCS = (0.1, 0.5, 0.7, 0.9)
 LEVEL = 0.95
-METHODS = ("before", "wilson t", "CP (KG)", "Jeffreys (KG)", "shipped")
+METHODS = (
+    "before",
+    "wilson t",
+    "CP (KG)",
+    "Jeffreys (KG)",
+    "issue 76",
+    "CP at the items' n",
+    "CP, items' n under 10",
+    "shipped",
+)
 
 
 def draw(m: int, p: float, clusters: int, icc: float, replications: int, rng: np.random.Generator) -> np.ndarray:
@@ -79,6 +94,23 @@ def intervals(mean: np.ndarray, plain: np.ndarray, clustered: np.ndarray, n: int
     centre = (mean + q * q / (2 * n_eff)) / shrink
     half = q / shrink * np.sqrt(mean * (1 - mean) / n_eff + q * q / (4 * n_eff**2))
     out["wilson t"] = (centre - half, centre + half)
+    # issue 76's rule (the report until issue 88): Korn-Graubard with df = min(C - 1, x), never below min(n_eff, C)
+    rarer = n * np.minimum(mean, 1 - mean)
+    df = np.minimum(clusters - 1, rarer)
+    factor = np.minimum(1.0, (stats.t.ppf(quantile, n - 1) / stats.t.ppf(quantile, np.maximum(df, 1e-9))) ** 2)
+    floor = np.minimum(n_eff, clusters)
+    n_76 = np.where(estimated, np.where(df > 0, np.maximum(n_eff * factor, floor), floor), n_eff)
+    out["issue 76"] = proportion_confint(mean * n_76, n_76, 1 - LEVEL, "wilson")
+    # Clopper-Pearson where the n is no more than the items (the rows stand for C draws), Wilson otherwise
+    cp = proportion_confint(mean * n_76, n_76, 1 - LEVEL, "beta")
+    at_items = estimated & (n_76 <= clusters)
+    out["CP at the items' n"] = tuple(np.where(at_items, c, w) for c, w in zip(cp, out["issue 76"], strict=True))
+    # and under 10 items no more than the items
+    n_few = np.where(estimated, np.minimum(n_76, clusters), n_76) if clusters < FEW else n_76
+    cp = proportion_confint(mean * n_few, n_few, 1 - LEVEL, "beta")
+    wilson = proportion_confint(mean * n_few, n_few, 1 - LEVEL, "wilson")
+    at_items = estimated & (n_few <= clusters)
+    out["CP, items' n under 10"] = tuple(np.where(at_items, c, w) for c, w in zip(cp, wilson, strict=True))
     return {k: (np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=1.0)) for k, (low, high) in out.items()}
 
 
@@ -108,17 +140,10 @@ def cell(m: int, p: float, clusters: int, icc: float, replications: int) -> dict
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--replications", type=int, default=2000)
-    args = parser.parse_args()
-    start = time.perf_counter()
-    grid = list(itertools.product(SIZES, CHANCES, CLUSTERS, ICCS))
-    found = {key: cell(*key, args.replications) for key in grid}
-    print(f"{len(grid)} cells x {args.replications} replications, {time.perf_counter() - start:.0f} s\n")
+def summary(found: dict, grid: list, base_method: str) -> None:
     print("| interval | worst cell (rows, p, items, ρ) | coverage there | cells < 93 % | mean width | vs before |")
     print("|---|---|---|---|---|---|")
-    base = np.mean([found[k]["before"][1] for k in grid])
+    base = np.mean([found[k][base_method][1] for k in grid])
     for method in METHODS:
         worst = min(grid, key=lambda k: found[k][method][0])
         short = sum(found[k][method][0] < 0.93 for k in grid)
@@ -127,13 +152,42 @@ def main() -> None:
             f"| {method} | {worst} | {found[worst][method][0] * 100:.1f} % | {short} of {len(grid)} | "
             f"{width * 100:.2f} pts | {width / base:.3f}x |"
         )
-    print("\nCoverage % per cell (before → shipped) and mean width in points (before → shipped)\n")
-    print("| rows | p | items | ρ | " + " | ".join(METHODS) + " | width before | width shipped |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def per_cell(found: dict, grid: list, before: str) -> None:
+    print(f"\nCoverage % per cell and mean width in points ({before} → shipped)\n")
+    print("| rows | p | items | ρ | " + " | ".join(METHODS) + f" | width {before} | width shipped |")
+    print("|" + "---|" * (len(METHODS) + 6))
     for key in grid:
         cov = " | ".join(f"{found[key][k][0] * 100:.1f}" for k in METHODS)
-        widths = f"{found[key]['before'][1] * 100:.1f} | {found[key]['shipped'][1] * 100:.1f}"
+        widths = f"{found[key][before][1] * 100:.1f} | {found[key]['shipped'][1] * 100:.1f}"
         print(f"| {key[0]} | {key[1]:g} | {key[2]} | {key[3]:g} | {cov} | {widths} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--replications", type=int, default=2000, help="a cell of issue 76's grid")
+    parser.add_argument("--few-replications", type=int, default=1000, help="a cell of issue 88's grid")
+    args = parser.parse_args()
+    grids = {
+        "issue 76's grid": (list(itertools.product(SIZES, CHANCES, CLUSTERS, ICCS)), args.replications, "before"),
+        "issue 88's grid": (
+            list(itertools.product(FEW_SIZES, FEW_CHANCES, FEW_CLUSTERS, FEW_ICCS)),
+            args.few_replications,
+            "issue 76",
+        ),
+    }
+    for title, (grid, replications, before) in grids.items():
+        start = time.perf_counter()
+        found = {key: cell(*key, replications) for key in grid}
+        print(f"### {title}: {len(grid)} cells x {replications} replications, {time.perf_counter() - start:.0f} s\n")
+        summary(found, grid, before)
+        if title.startswith("issue 88"):
+            for clusters in FEW_CLUSTERS:
+                print(f"\n{clusters} items:\n")
+                summary(found, [k for k in grid if k[2] == clusters], before)
+        per_cell(found, grid, before)
+        print()
 
 
 if __name__ == "__main__":

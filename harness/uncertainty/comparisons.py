@@ -39,9 +39,23 @@ def effective_n(n: int, design_effect: float, n_clusters: int) -> float:
     return float(max(min(n_clusters, n), 1))
 
 
-def wilson_interval(proportion: float, n: float, level: float = 0.95) -> tuple[float, float]:
+def comparison_error(stderr: float, stderr_clustered: float) -> float:
+    """The error a comparison's interval, p and minimum detectable effect rest on: the clustered one, never below the
+    plain one (a design effect estimated below 1 taken as 1, as `effective_n` and the report's interval take it: Korn
+    and Graubard 1998 truncate the effective n at the rows). A design effect under 1 says the items' rows disagree
+    more than independent rows would, which a handful of clusters shows by chance far more often than the data hold
+    it (Cameron and Miller 2015, §VI: CR1 is biased down with few clusters); two seeds of one random baseline,
+    paired, gave 0.34 and p 0.0085 on the demo (issue 88; `bench/paired_null.py`). A clustered error of 0 (every
+    cluster's total the same: the exact sign test on the clusters applies) or NaN (one cluster) is kept."""
+    if math.isfinite(stderr) and math.isfinite(stderr_clustered) and stderr_clustered > 0:
+        return max(stderr, stderr_clustered)
+    return stderr_clustered
+
+
+def wilson_interval(proportion: float, n: float, level: float = 0.95, method: str = "wilson") -> tuple[float, float]:
     """The Wilson score interval of a proportion (0..1) observed on `n` rows, or on an effective n
-    (`effective_n`: n / deff, non-integer allowed): statsmodels' `proportion_confint(method="wilson")`.
+    (`effective_n`: n / deff, non-integer allowed): statsmodels' `proportion_confint(method="wilson")`; `method`
+    "beta" gives Clopper-Pearson's (`clopper_pearson_interval`).
 
     It never collapses: at 0 % or 100 % it is [0, z²/(n+z²)] or its mirror. Edge cases: n = 0 or a NaN proportion
     gives (NaN, NaN); a proportion outside [0, 1] is a ValueError (scale a 0-100 score first)."""
@@ -51,8 +65,16 @@ def wilson_interval(proportion: float, n: float, level: float = 0.95) -> tuple[f
         raise ValueError(f"a proportion must lie in [0, 1], got {proportion}")
     from statsmodels.stats.proportion import proportion_confint
 
-    low, high = proportion_confint(proportion * n, n, alpha=1 - level, method="wilson")
+    low, high = proportion_confint(proportion * n, n, alpha=1 - level, method=method)
     return float(low), float(high)
+
+
+def clopper_pearson_interval(proportion: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """The Clopper-Pearson (exact binomial) interval of a proportion (0..1) on `n` rows or an effective n (non-integer
+    allowed: its beta quantiles): statsmodels' `proportion_confint(method="beta")`. Wider than Wilson's; it covers at
+    least its level for a binomial at any n, where Wilson's dips below it near 0 and 1 at small n (Brown, Cai and
+    DasGupta 2001). Edge cases as `wilson_interval`'s."""
+    return wilson_interval(proportion, n, level, method="beta")
 
 
 def interval(estimate: float, stderr: float, level: float = 0.95, df: float | None = None) -> tuple[float, float]:

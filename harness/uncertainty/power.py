@@ -124,7 +124,8 @@ def sample_size(
 
 def paired_mde(stderr_clustered: float, alpha: float, power: float) -> float:
     """The minimum detectable effect of a paired difference whose clustered error is `stderr_clustered`: z · SE,
-    the error its interval and p rest on, small-sample factor and all, and a design effect under 1 as measured. NaN
+    the error its interval and p rest on (`comparisons.comparison_error`: small-sample factor and all, a design
+    effect estimated under 1 taken as 1). NaN
     where there is no error (none estimable, or no spread). `harness compare`'s MDE and `harness power --pair`'s come
     from here, so the two agree on every pair."""
     if not (math.isfinite(stderr_clustered) and stderr_clustered > 0):

@@ -60,6 +60,16 @@ def length_scores(data: ModelResults, task: str) -> list[float] | None:
     return [sum(_mean(cells, f"{length}|{depth}") or 0.0 for depth in DEPTH_LABELS) / 5 for length in LENGTH_LABELS]
 
 
+def filled_cells(data: ModelResults, task: str) -> str:
+    """How many of the heat map's cells (lengths x depths) the rows fill, `k/55`: the score counts an empty cell 0, so
+    a partial grid's score is low by the cells it leaves empty (issue 88); empty without the breakdown."""
+    cells = (data.breakdowns.get(task) or {}).get("acc_by_length_depth")
+    if not cells:
+        return ""
+    grid = [f"{length}|{depth}" for length in LENGTH_LABELS for depth in DEPTH_LABELS]
+    return f"{sum(_mean(cells, key) is not None for key in grid)}/{len(grid)}"
+
+
 def _mean(cells: dict[str, Any], key: str) -> float | None:
     cell = cells.get(key)
     value = cell.get("mean") if isinstance(cell, dict) else None
@@ -75,10 +85,11 @@ def table(data: ModelResults) -> list[str]:
         "",
         "*score*: the paper's number, the mean over the length bins of each bin's mean over five depth bins (an empty "
         "cell counts 0; records under 1K left out); *acc*: the mean of the per-row decisions (soft accuracy for "
-        "counting), with its 95 % interval. The test split's answers are private: its tasks are N/A here.",
+        "counting), with its 95 % interval; *cells*: the heat map's cells the rows fill (the score counts the others "
+        "0). The test split's answers are private: its tasks are N/A here.",
         "",
-        "| task | n | score | acc | " + " | ".join(LENGTH_LABELS) + " |",
-        "|---|---|---|---|" + "---|" * len(LENGTH_LABELS),
+        "| task | n | cells | score | acc | " + " | ".join(LENGTH_LABELS) + " |",
+        "|---|---|---|---|---|" + "---|" * len(LENGTH_LABELS),
     ]
     for task in tasks:
         entry = data.results.get(task, {})
@@ -87,6 +98,7 @@ def table(data: ModelResults) -> list[str]:
         cells = [
             task.removeprefix("mm_niah_"),
             str(data.counters(task).get("n_scored", "")),
+            filled_cells(data, task),
             f"{100 * score:.1f}" if isinstance(score, float) and not math.isnan(score) else "N/A",
             interval_text(estimate_of(data, task, "acc", 1), 100) if isinstance(entry.get("acc,none"), float) else "",
             *([f"{100 * v:.1f}" for v in per_length] if per_length else [""] * len(LENGTH_LABELS)),

@@ -40,6 +40,7 @@ from harness.running.task.task import Task
 from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error
 from harness.uncertainty.comparisons import (
     adjust_pvalues,
+    comparison_error,
     correlation,
     interval,
     mcnemar_exact,
@@ -113,8 +114,8 @@ def _row(
     """A row's numbers from A's and B's values and the difference's errors (its tests and counts filled in later)."""
     estimate = values[0] - values[1] if all(math.isfinite(v) for v in values) else NAN
     df = None if error.overlap else error.n_clusters - 1
-    low, high = interval(estimate, error.stderr_clustered, options.level, df)
-    se = error.stderr_clustered
+    se = comparison_error(error.stderr, error.stderr_clustered)  # a design effect under 1 taken as 1
+    low, high = interval(estimate, se, options.level, df)
     mde = paired_mde(se, options.alpha, options.power)  # the one `harness power --pair` gives the pair
     return ComparisonRow(
         name=name,
@@ -131,7 +132,7 @@ def _row(
         value_b=values[1],
         difference=estimate,
         stderr=error.stderr,
-        stderr_clustered=se,
+        stderr_clustered=error.stderr_clustered,
         n_clusters=error.n_clusters,
         design_effect=error.design_effect,
         overlap=error.overlap,

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
+from harness.uncertainty.comparisons import comparison_error
 from harness.uncertainty.power import (
     bernoulli_sd,
     comparison_sd,
@@ -190,7 +191,7 @@ def from_pair(
     `correlation` the per-row r."""
     points = in_points(scale)
     compared = error.stderr * math.sqrt(error.n) * points if math.isfinite(error.stderr) else NAN
-    clustered = error.stderr_clustered * points
+    clustered = comparison_error(error.stderr, error.stderr_clustered) * points  # as harness compare's MDE
     note = f"measured from the pair: per-row r {correlation:.2f}" if math.isfinite(correlation) else ""
     if not compared > 0:
         note = "no spread: the two runs' rows differ alike everywhere"

@@ -428,7 +428,7 @@ def test_power_pair_and_compare_give_one_mde_for_each_pair(
 ) -> None:
     """`harness power --pair` and `harness compare` agree on the MDE of every row (issue 76, item 3): both z times
     the difference's clustered error, its small-sample factor included (three clusters here) and a design effect
-    under 1 as measured (power floored it at 1: +19 % on a row compare measured at 0.72)."""
+    under 1 taken as 1 by both (issue 88: `comparison_error`; issue 76 had both keep it as measured)."""
     from harness.outputs.power.analysis import PowerOptions, from_pair
     from harness.uncertainty.variance import ClusteredError
 
@@ -446,9 +446,9 @@ def test_power_pair_and_compare_give_one_mde_for_each_pair(
         else:
             assert mde == "N/A", (row["name"], row["metric"])
     assert checked >= 10
-    shrunk = ClusteredError(0.1, 0.08, 40, 20, 0.64)  # items that make the pair's rows agree: deff 0.64
+    shrunk = ClusteredError(0.1, 0.08, 40, 20, 0.64)  # a design effect of 0.64, estimated: the plain error stands
     row = from_pair("b", "t", "acc", shrunk, 0.5, PowerOptions(), 1)
-    assert row["mde"] == pytest.approx(2.8016 * 8.0, rel=1e-4) and row["design_effect"] == 0.64
+    assert row["mde"] == pytest.approx(2.8016 * 10.0, rel=1e-4) and row["design_effect"] == 0.64
     from harness.outputs.power.command import _aligned
 
     wide = from_pair("b", "t", "acc", ClusteredError(0.5, 0.5, 4, 4, 1.0), 0.5, PowerOptions(), 1)
@@ -492,3 +492,23 @@ def test_an_mde_past_the_scale_is_not_detectable_at_this_size() -> None:
     row: dict = {"mde": 1.4}
     assert _mde(row, 2, 100.0, 1.0) == "not detectable at this size"
     assert _mde({"mde": 0.25}, 2, 100.0, 1.0) == "25.00" and _mde(row, 4, 1.0, None) == "1.4000"
+
+
+def test_a_design_effect_under_one_does_not_narrow_a_comparison() -> None:
+    """Issue 88: two seeds of the random baseline, paired, gave a group row `-8.33 [-14.33, -2.34] p 0.0085` at a
+    design effect of 0.34 estimated from few clusters; the interval and p now rest on the plain error where the
+    clustered one is smaller (`comparison_error`), the design effect still recorded as measured."""
+    from harness.outputs.compare.stats import CompareOptions, _row
+    from harness.uncertainty.comparisons import interval, two_sided_p
+    from harness.uncertainty.variance import ClusteredError
+
+    plain = 0.05
+    shrunk = ClusteredError(plain, plain * math.sqrt(0.34), 60, 12, 0.34)
+    row = _row("mmlongbench_niah_8k", "group", "score", "group rule", (0.40, 0.4833), shrunk, CompareOptions())
+    assert row["p_value"] == pytest.approx(two_sided_p(-0.0833, plain, 11)) and row["p_value"] > 0.05
+    assert (row["low"], row["high"]) == pytest.approx(interval(-0.0833, plain, 0.95, 11))
+    assert row["design_effect"] == 0.34 and row["stderr_clustered"] == pytest.approx(plain * math.sqrt(0.34))
+    grown = ClusteredError(plain, 2 * plain, 60, 12, 4.0)  # above 1: the clustered error, as before
+    assert _row("g", "group", "score", "r", (0.4, 0.5), grown, CompareOptions())["p_value"] == pytest.approx(
+        two_sided_p(-0.1, 2 * plain, 11)
+    )

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from harness.outputs.results.estimates import Estimate
-from harness.uncertainty.comparisons import wilson_interval
+from harness.uncertainty.comparisons import clopper_pearson_interval, wilson_interval
 from harness.uncertainty.variance import mean_error
 
 REPLICATIONS = 1500
@@ -83,7 +83,7 @@ def test_one_positive_row_counts_no_more_than_its_items() -> None:
     plain = math.sqrt(p * (1 - p) / 119)
     one = Estimate(p, plain, plain, 120, 20, 1)
     assert one.interval_n() == 20
-    assert one.interval() == pytest.approx(wilson_interval(p, 20))
+    assert one.interval() == pytest.approx(clopper_pearson_interval(p, 20))  # at the items' n: exact (issue 88)
     none = Estimate(0.0, 0.0, 0.0, 120, 20, 1)
     assert none.interval_n() == 20 and wilson_interval(p, 20)[1] > wilson_interval(0.0, 20)[1] > 0.05
     # three rows right: n_eff 119 (no clustering seen), df 3, the factor (t_119 / t_3)², above the 20 items
@@ -93,11 +93,12 @@ def test_one_positive_row_counts_no_more_than_its_items() -> None:
     factor = (stats.t.ppf(0.975, 119) / stats.t.ppf(0.975, 3)) ** 2
     assert three.effective_n() == pytest.approx(119) and 119 * factor > 20
     assert three.interval_n() == pytest.approx(119 * factor)
-    # every row its own item: nothing changes however rare, for a 0/1 score or one with partial credit (n_eff > n)
+    # every row its own item: nothing changes however rare, for a 0/1 score or one with partial credit, whose
+    # p(1 - p) / SE² (4 · 119 here) is no more than its rows (issue 88)
     alone = Estimate(p, plain, plain, 120, 120, 1)
     assert alone.interval_n() == pytest.approx(alone.effective_n())
     credit = Estimate(p, plain / 2, plain / 2, 120, 120, 1)
-    assert credit.interval_n() == pytest.approx(credit.effective_n()) == pytest.approx(4 * 119)
+    assert credit.interval_n() == pytest.approx(credit.effective_n()) == 120
 
 
 def test_the_factor_is_korn_graubards_and_leaves_other_intervals_alone() -> None:
@@ -110,3 +111,36 @@ def test_the_factor_is_korn_graubards_and_leaves_other_intervals_alone() -> None
     # every row its own cluster: the factor is 1
     rows = Estimate(0.3, 0.05, 0.05, 84, 84, 1)
     assert rows.interval_n() == pytest.approx(rows.effective_n())
+
+
+@pytest.mark.parametrize(("rows", "p", "seed"), [(3, 0.98, 88), (3, 0.02, 89)])
+def test_eight_items_at_a_strong_correlation_cover(rows: int, p: float, seed: int) -> None:
+    # issue 88: 8 items, ρ .9, p near 0 or 1: one item off is 7 of 8, where Wilson on the items' n (issue 76's
+    # floor) stopped short of p in about 14 % of replications; Clopper-Pearson at an n no larger than the items covers
+    rng = np.random.default_rng(seed)
+    total = 1 / 0.9 - 1
+    keys = [[i // rows] for i in range(8 * rows)]
+    now = before = 0
+    for _ in range(REPLICATIONS):
+        chance = np.repeat(rng.beta(p * total, (1 - p) * total, 8), rows)
+        scores = (rng.random(8 * rows) < chance).astype(float)
+        found = mean_error(list(scores), keys)
+        estimate = Estimate(float(scores.mean()), found.stderr, found.stderr_clustered, found.n, found.n_clusters, 1)
+        low, high = estimate.interval() or (np.nan, np.nan)
+        now += low <= p <= high
+        n = estimate.interval_n()
+        low, high = wilson_interval(float(scores.mean()), n) if n else (np.nan, np.nan)
+        before += low <= p <= high
+    assert before / REPLICATIONS < 0.93 <= now / REPLICATIONS, (before, now)
+
+
+def test_a_score_no_mean_of_rows_makes_gets_its_bootstrap_errors_interval() -> None:
+    # MM-NIAH's demo `mm_niah_reasoning_image_val`: the grid average 3.6 % (empty cells 0) over 6 rows of 6 items,
+    # bootstrap error 1.16 points: not a proportion of 6 rows, so not Wilson's [2.0, 6.7] on an effective n of 244
+    score = Estimate(0.0364, 0.0116, 0.0116, 6, 6, 1, 1.0, "bootstrap")
+    t = stats.t.ppf(0.975, 5)
+    assert score.interval() == pytest.approx((0.0364 - t * 0.0116, 0.0364 + t * 0.0116))
+    assert score.effective_n() == 6  # for a verdict's test: never more than its rows
+    near_zero = Estimate(0.01, 0.02, 0.02, 6, 6, 1, 1.0, "bootstrap")
+    low, high = near_zero.interval() or (np.nan, np.nan)
+    assert low == 0.0 and high == pytest.approx(0.01 + t * 0.02)  # inside the scale
