@@ -286,8 +286,14 @@ def report_command(argv: list[str]) -> int:
         folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
         paired, from_pair = paired_section(folders, args, list(args.include_path), args.out or args.results_dir)
         measured = measured or from_pair
-    elif args.results_b or args.models:
-        raise UserError("a second results folder or --models compares two runs: add --paired")
+    else:  # a comparison's flags are refused here, not ignored: `--metrics exact_accc` would pass unread
+        flags = {"a second results folder": args.results_b, "--models": args.models, "--tasks": args.tasks}
+        if given := [flag for flag, value in {**flags, "--metrics": args.metrics}.items() if value]:
+            raise UserError(
+                f"{' and '.join(given)}: for a comparison of two runs; add --paired (report.md alone shows every "
+                "model, task and metric of RESULTS_DIR)"
+            )
+
     path = write_report(
         args.results_dir,
         args.out,

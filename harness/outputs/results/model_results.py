@@ -116,7 +116,7 @@ class ModelResults:
 
 def not_a_results_folder(path: Path) -> str:
     """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, or the
-    folder beside it whose name is closest."""
+    results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`)."""
     import difflib
 
     wrote = "give the folder a run wrote (its --output_path)"
@@ -127,8 +127,16 @@ def not_a_results_folder(path: Path) -> str:
         beside = [p.name for p in path.parent.iterdir() if p.is_dir()] if path.parent.is_dir() else []
     except OSError:
         beside = []
-    close = difflib.get_close_matches(path.name, beside, n=1)
+    close = [name for name in difflib.get_close_matches(path.name, beside, n=5) if _holds_results(path.parent / name)]
     return f"{path}: no such folder; {wrote}" + (f"; did you mean {path.parent / close[0]}?" if close else "")
+
+
+def _holds_results(folder: Path) -> bool:
+    """Whether `folder` holds a run's results file where a run writes it (`--output_path`, or its model folder)."""
+    try:
+        return any(folder.glob(RESULTS_GLOB)) or any(folder.glob(f"*/{RESULTS_GLOB}"))
+    except OSError:
+        return False
 
 
 def partial_results(results_dir: Path) -> list[Path]:
