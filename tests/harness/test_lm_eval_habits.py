@@ -341,3 +341,18 @@ def test_show_config_prints_each_tasks_config_and_samples_is_one_line(harness, t
         "harness: error: --samples: documents chosen by index are not supported here; --limit N evaluates the first "
         "N documents of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
     ]
+
+
+def test_num_beams_1_is_greedy_decoding_the_default_and_a_beam_search_is_refused(
+    harness, toy_dir: Path, toy_tasks: Path
+) -> None:
+    """Issue 89: `--gen_kwargs num_beams=1`, lm-eval's and lmms-eval's spelling of greedy decoding, was refused as an
+    unknown setting; it is the default here, so the run is the one without it."""
+    common = run_args("toy_colors", "random", include_path=toy_tasks, data_dir=toy_dir)
+    greedy = harness(*common, "--gen_kwargs", "num_beams=1,max_gen_toks=8")
+    assert greedy.code == 0, greedy.err
+    beams = harness(*common, "--gen_kwargs", "num_beams=4")
+    assert beams.code == 2 and beams.err.strip() == (
+        "harness: error: --gen_kwargs num_beams=4: beam search is not run; decoding is greedy (num_beams=1, the "
+        "default) or sampled (do_sample=true)"
+    )
