@@ -122,6 +122,25 @@ def test_they_reach_the_engine_and_key_the_answers_they_may_change(
     )
 
 
+def test_max_model_len_auto_is_vllms_fit_to_memory_and_the_engine_reports_it(
+    harness, mmneedle_dir, tiny_llava_336, tmp_path, monkeypatch
+):
+    """Issue 89: `max_model_len=auto`, vLLM's own spelling of "what fits the memory", was refused as
+    "max_model_len=-1: must be at least 1", a value the user never typed. It reaches vLLM as its command line reads
+    it (-1), and the run screens its prompts on the length the built engine reports."""
+    import vllm
+
+    args = f"pretrained={tiny_llava_336},max_model_len=auto"
+    screened = _screen(harness, mmneedle_dir, args)
+    assert screened.code == 0 and f"| {TASK} | 3 | 3 |" in screened.out, screened.err
+    monkeypatch.setattr(vllm, "LLM", fake_vllm.FakeLLM)
+    fake_vllm.CALLS.clear()
+    run = harness(*("--tasks", TASK, "--model", "vllm", "--model_args", args, "--data_dir", mmneedle_dir))
+    assert run.code == 0, run.err
+    assert fake_vllm.CALLS[0]["kwargs"]["max_model_len"] == -1
+    assert f"max_model_len={fake_vllm.FITTED}, " in run.err  # the engine's own, once built
+
+
 @pytest.mark.parametrize(
     ("backend", "gen_kwargs", "said"),
     [
