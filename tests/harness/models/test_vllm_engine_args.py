@@ -252,3 +252,19 @@ def test_a_pool_knows_the_runs_largest_image_before_a_replica_builds_its_engine(
     assert largest.size is None
     next(iter(model.batches(largest.seeing(requests))))  # the backend reads every request before its first batch
     assert largest.size == (16, 14)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("num_gpu_blocks_override=many", "--num-gpu-blocks-override on its command line takes int | None"),
+        ("eplb_config=x", "--eplb-config on its command line takes a JSON object of EPLBConfig's fields"),
+        ("limit_mm_per_prompt=x", "takes dict[str, int | dict[str, int]]"),
+    ],
+)
+def test_a_value_an_option_refuses_says_what_it_takes_in_the_fields_words(given: str, said: str) -> None:
+    """Issue 89: these said "takes _optional_type" and "takes parse_dataclass", the names of vLLM's own readers."""
+    name, value = given.split("=", 1)
+    with pytest.raises(ValueError) as refused:
+        vllm_settings({"pretrained": "tiny/qwen-vl", name: value})
+    assert str(refused.value).startswith(f"vllm backend: model argument {name}: ") and str(refused.value).endswith(said)
