@@ -114,6 +114,15 @@ class ModelResults:
         return provenance_line(self.data())
 
 
+def model_named(models: Mapping[str, ModelResults], name: str) -> str | None:
+    """The model of `models` that `name` names: as `harness report` names it (a local checkpoint by its path), or by
+    its model folder, where one model's results lie; None where none (or several) is."""
+    if name in models:
+        return name
+    by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
+    return by_folder[0] if len(by_folder) == 1 else None
+
+
 def not_a_results_folder(path: Path) -> str:
     """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, or the
     results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`)."""
