@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -47,6 +48,20 @@ class PromptCount(Protocol):
     def prompt_tokens(self, request: Request) -> int: ...
     def decode_encode(self, text: str) -> str: ...
     def sent(self, request: Request, prompt: str | None = None) -> Sent: ...
+
+
+def generation_without_sklearn() -> None:
+    """transformers' generation imported with scikit-learn out of sight: where sklearn is installed (lm-eval and
+    sentence-transformers bring it) `transformers.generation.candidate_generator` imports `sklearn.metrics` at once
+    (about 1.1 s), for assisted decoding's confidence threshold, which no run here uses. Hidden only while that module
+    imports (`find_spec` finds no module `sys.modules` holds as None); a task that imports sklearn later gets it."""
+    if "transformers.generation.candidate_generator" in sys.modules or "sklearn" in sys.modules:
+        return
+    sys.modules["sklearn"] = None  # type: ignore[assignment]
+    try:
+        import transformers.generation.candidate_generator  # noqa: F401
+    finally:
+        del sys.modules["sklearn"]
 
 
 class HFGeneration(Model):
@@ -133,6 +148,8 @@ class HFGeneration(Model):
         self.fitting = None
         here = torch.accelerator.current_accelerator(check_available=True)
         self.device = settings.device if settings.device not in (None, "auto") else (here.type if here else "cpu")
+        if load_weights:
+            generation_without_sklearn()
         self._load(settings, batch_size, load_weights)
 
     def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
