@@ -269,3 +269,35 @@ def test_a_number_of_the_paired_table_is_never_broken_at_1280_px(paired_report: 
         assert width <= window
     finally:
         browser.set_window_size(1400, 2200)
+
+
+WORD_BREAKS = """
+const cells = [...document.querySelectorAll('.markdown th, .markdown td:first-child')];
+return cells.flatMap((cell) => cell.textContent.trim().split(/\\s+/).filter(Boolean).map((word) => {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.textContent.indexOf(word);
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + word.length);
+    return [word, new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+  }
+  return [word, 1];
+}));
+"""
+
+
+def test_a_header_or_a_name_of_the_paired_table_breaks_only_between_words_at_1280_px(
+    paired_report: str, browser
+) -> None:
+    """Issue 89: the paired Tasks table wrapped its headers and names inside a word at 1280 px (`ro` over `ws`,
+    `McNema` over `r p`); each word of a header or of a row's name now stays on one line."""
+    browser.set_window_size(1280, 900)
+    try:
+        browser.get(f"http://{paired_report}/report/")
+        words = browser.execute_script(WORD_BREAKS)
+        assert any(word == "McNemar" for word, _ in words) and len(words) > 50
+        assert [word for word, lines in words if lines > 1] == []
+    finally:
+        browser.set_window_size(1400, 2200)
