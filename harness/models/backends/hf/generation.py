@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
 from harness.models.backends.hf.settings import HFSettings, context_limit
 from harness.models.facts.args import settings_from_args
-from harness.models.facts.checkpoint import require_checkpoint
+from harness.models.facts.checkpoint import missing_timm, require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.shared.scheduling.auto_batch import FittingBatchSize
 from harness.models.shared.scheduling.batching import token_budget_batches
@@ -149,6 +149,8 @@ class HFGeneration(Model):
         here = torch.accelerator.current_accelerator(check_available=True)
         self.device = settings.device if settings.device not in (None, "auto") else (here.type if here else "cpu")
         if load_weights:
+            if problem := missing_timm(settings.pretrained, settings.revision):
+                raise ValueError(problem)
             generation_without_sklearn()
         self._load(settings, batch_size, load_weights)
 
