@@ -137,11 +137,19 @@ class GenerationSettings:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> GenerationSettings:
+        values = dict(values)
+        # transformers' and lmms-eval's tasks spell greedy decoding `num_beams: 1`, the default here; a beam search
+        # is none of the decodings a run makes
+        beams = values.pop("num_beams", 1)
+        if type(beams) is not int or beams != 1:
+            raise ValueError(
+                f"num_beams={beams!r}: beam search is not run; decoding is greedy (num_beams=1, the default) or "
+                "sampled (do_sample=true)"
+            )
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(f"unknown generation setting(s) {unknown}; known: {sorted(known)}")
-        values = dict(values)
+            raise ValueError(f"unknown generation setting(s) {unknown}; known: {sorted([*known, 'num_beams'])}")
         if "until" in values:
             until = values["until"]
             values["until"] = (until,) if isinstance(until, str) else tuple(until or ())

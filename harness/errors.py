@@ -169,10 +169,25 @@ class HubUnavailableError(DatasetMissingError):
         self.why = why
 
 
+def known_names(given: Iterable[str] | None, known: Iterable[str], flag: str, what: str) -> None:
+    """Refuse in one line the first of `given` (a flag's names) that is none of `known` (what there was to pick from),
+    naming the closest, or where none is close the few there are: `--metrics exact_accc: unknown metric 'exact_accc';
+    did you mean: exact_acc?`."""
+    known = sorted(set(known))
+    for name in given or ():
+        if name not in known:
+            there = "" if close_names(name, known) or len(known) > 20 else f" (there are: {', '.join(known)})"
+            raise UserError(f"{flag} {name}: {suggest(name, known, what)}{there}")
+
+
+def close_names(name: str, known: Iterable[str]) -> list[str]:
+    """difflib's closest of `known` to `name`, best first (none where none is close)."""
+    return difflib.get_close_matches(name, sorted(set(known)), n=5, cutoff=0.6)
+
+
 def suggest(name: str, known: Iterable[str], what: str) -> str:
     """`unknown task 'x'; did you mean: a, b?` with difflib's closest known names."""
-    known = sorted(set(known))
-    close = difflib.get_close_matches(name, known, n=5, cutoff=0.6)
+    close = close_names(name, known)
     if close:
         return f"unknown {what} {name!r}; did you mean: {', '.join(close)}?"
     return f"unknown {what} {name!r}"

@@ -359,11 +359,32 @@ def run_parser() -> argparse.ArgumentParser:
 
 def parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, RunFile | None]:
     """A `harness` command line (without the program's name) read, with the flags its `--config FILE` gives where
-    the command line gives none, and that file as read (None without one)."""
+    the command line gives none, and that file as read (None without one); a file of several runs is refused."""
+    from harness.run.run_file import apply_run_file, read_run_file
+
+    args = run_parser().parse_args(list(argv))
+    return args, apply_run_file(
+        args, EvaluationOptions, read_run_file(args.config, EvaluationOptions) if args.config else None
+    )
+
+
+def parse_runs(argv: Sequence[str]) -> tuple[argparse.Namespace, list[RunFile]]:
+    """A `harness` command line read, and the runs its `--config FILE` gives, every one checked (none without a
+    file): each run's flags are `with_run(argv, run)`'s."""
+    from harness.run.run_file import read_run_files
+
+    args = run_parser().parse_args(list(argv))
+    return args, read_run_files(args.config, EvaluationOptions) if args.config is not None else []
+
+
+def with_run(argv: Sequence[str], run_file: RunFile | None) -> argparse.Namespace:
+    """The command line `argv` read, with the flags `run_file` (one run of its `--config FILE`) gives where it gives
+    none."""
     from harness.run.run_file import apply_run_file
 
     args = run_parser().parse_args(list(argv))
-    return args, apply_run_file(args, EvaluationOptions)
+    apply_run_file(args, EvaluationOptions, run_file)
+    return args
 
 
 def parse_options(argv: Sequence[str]) -> EvaluationOptions:

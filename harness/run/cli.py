@@ -25,11 +25,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from builders.core.contract import REQUIRED, option, switch
 from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
-from harness.run.arguments import EvaluationOptions, parse_arguments, run_parser
+from harness.run.arguments import EvaluationOptions, parse_runs, run_parser, with_run
+
+if TYPE_CHECKING:
+    from harness.run.run_file import RunFile
 
 SUBCOMMANDS: dict[str, Callable[[list[str]], int]] = {}
 # lm-eval's `--tasks list` spellings (and lmms-eval's `--tasks list_groups` and kin): the sections of `harness ls`
@@ -286,8 +289,14 @@ def report_command(argv: list[str]) -> int:
         folders = [args.results_dir, *([args.results_b] if args.results_b else [])]
         paired, from_pair = paired_section(folders, args, list(args.include_path), args.out or args.results_dir)
         measured = measured or from_pair
-    elif args.results_b or args.models:
-        raise UserError("a second results folder or --models compares two runs: add --paired")
+    else:  # a comparison's flags are refused here, not ignored: `--metrics exact_accc` would pass unread
+        flags = {"a second results folder": args.results_b, "--models": args.models, "--tasks": args.tasks}
+        if given := [flag for flag, value in {**flags, "--metrics": args.metrics}.items() if value]:
+            raise UserError(
+                f"{' and '.join(given)}: for a comparison of two runs; add --paired (report.md alone shows every "
+                "model, task and metric of RESULTS_DIR)"
+            )
+
     path = write_report(
         args.results_dir,
         args.out,
@@ -336,6 +345,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+def _said(err: UserError) -> int:
+    from harness.redact import scrub
+
+    print(f"harness: error: {scrub(str(err))}", file=sys.stderr)
+    return getattr(err, "exit_code", 2)
+
+
+def _run(argv: list[str], run_file: RunFile | None) -> int:
+    """The run `argv` asks for, with the flags of `run_file` (one run of its --config file) it does not give."""
+    args = with_run(argv, run_file)
+    if args.tasks in LIST_TASKS:
+        return list_tasks(LIST_TASKS[args.tasks], list(args.include_path or []))
+    if args.model is None:
+        where = f" (on the command line or in {args.config})" if run_file else ""
+        raise UserError(f"the following arguments are required: --model{where}")
+    options = EvaluationOptions.from_namespace(args)
+    from harness.run.execute import run_with_results
+
+    return run_with_results(options, argv, run_file.record if run_file else None)[0]
+
+
+def _run_each(argv: list[str], runs: list[RunFile]) -> int:
+    """lmms-eval's batch file: its runs one after another, each said as it starts; one that fails is said and the
+    next runs, as lmms-eval goes on; the exit code is the first failure's (0 where all finished)."""
+    codes = []
+    for i, run_file in enumerate(runs, 1):
+        print(f"harness: {run_file.path}: run {i} of {len(runs)}", file=sys.stderr, flush=True)
+        try:
+            codes.append(_run(argv, run_file))
+        except UserError as err:
+            codes.append(_said(err))
+    if failed := [str(i) for i, code in enumerate(codes, 1) if code]:
+        print(f"harness: {runs[0].path}: run {', '.join(failed)} of {len(runs)} failed", file=sys.stderr)
+    return next((code for code in codes if code), 0)
+
+
 def _main(argv: list[str]) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
@@ -347,21 +392,10 @@ def _main(argv: list[str]) -> int:
         if not argv:  # `harness` (or `harness run`) alone: its help, as lm-eval's `lm-eval` and `lm-eval run` print
             run_parser().print_help()
             return 0
-        args, run_file = parse_arguments(argv)  # before any heavy import: `--help` stays instant
-        if args.tasks in LIST_TASKS:
-            return list_tasks(LIST_TASKS[args.tasks], list(args.include_path or []))
-        if args.model is None:
-            where = f" (on the command line or in {args.config})" if run_file else ""
-            raise UserError(f"the following arguments are required: --model{where}")
-        options = EvaluationOptions.from_namespace(args)
-        from harness.run.execute import run_with_results
-
-        return run_with_results(options, argv, run_file.record if run_file else None)[0]
+        _, runs = parse_runs(argv)  # before any heavy import: `--help` stays instant; every run of --config checked
+        return _run_each(argv, runs) if len(runs) > 1 else _run(argv, runs[0] if runs else None)
     except UserError as err:
-        from harness.redact import scrub
-
-        print(f"harness: error: {scrub(str(err))}", file=sys.stderr)
-        return getattr(err, "exit_code", 2)
+        return _said(err)
     except KeyboardInterrupt:  # Ctrl-C before a run has its plan (its tasks' data read), or of another command
         print("harness: interrupted", file=sys.stderr)
         return 130

@@ -276,6 +276,26 @@ def _share(plan: RunPlan, results: ResultsFile, results_file: Path | None, date_
         print(f"harness: results logged to Weights & Biases: {logged}", file=sys.stderr)
 
 
+def _first_error(task_results: list[TaskResult], output_dir: Path) -> str:
+    """`the first (TASK, sample ID): ERROR; ` from the journals this run wrote, so the console says why at once; ""
+    where no journal holds one (samples refused before generation say why by their status)."""
+    from harness.running.journal.journal_file import journal_name, parse_line
+
+    for result in task_results:
+        try:
+            with (output_dir / journal_name(result.task.name)).open("rb") as journal:
+                for line in journal:
+                    record, _ = parse_line(line)
+                    error = record.get("error") if isinstance(record, dict) else None
+                    if isinstance(error, str) and error:
+                        shown = " ".join(error.split())
+                        shown = shown if len(shown) <= 300 else f"{shown[:300]}..."
+                        return f"the first ({result.task.name}, sample {record.get('sample_id')}): {shown}; "
+        except OSError:
+            continue
+    return ""
+
+
 def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir: Path | None = None) -> int:
     """1 when nothing could be scored or the judge answered nothing, or (unless allowed) when samples or judge
     calls failed with errors; else 0."""
@@ -286,7 +306,7 @@ def _exit_code(task_results: list[TaskResult], allow_failures: bool, output_dir:
             statuses.update(result.counts)  # keeps the first task's order (`sum` of Counters drops zeros and reorders)
         shown = ", ".join(f"{n} {status}" for status, n in statuses.items() if n)
         where = (
-            f"see the error fields of the journals in {output_dir}"
+            f"{_first_error(task_results, output_dir)}every sample's is the error field of its journal in {output_dir}"
             if output_dir is not None
             else "run again with --output_path to keep each sample's error in its journal"
         )

@@ -196,7 +196,7 @@ def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> t
     from harness.models.registry import backend_spec
 
     engine = backend_spec(model.backend).engine_sampling
-    known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens"}
+    known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens", "num_beams"}
     own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
     values = dict(own)
     if "max_new_tokens" in values:

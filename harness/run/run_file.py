@@ -7,7 +7,8 @@ own declaration (`harness.run.declared_options`), as `simple_evaluate` reads the
 or their comma-separated text, `model_args` and `gen_kwargs` a mapping or their `k=v` text, a switch `true` or
 `false`, `null` as if the key were absent. A flag given on the command line replaces the file's value whole. Paths
 are read from the current folder, as the same flags on the command line (and lm-eval's and lmms-eval's files) are.
-One run a file: a list of runs (lmms-eval's batch file) is refused. lmms-eval's `env:` section (its example files
+A file may hold a list of runs, lmms-eval's batch file (its `configs/example_batch.yaml`): each is run in turn, as
+lmms-eval runs them, with the command line's flags over each, every entry checked before the first starts. lmms-eval's `env:` section (its example files
 have one) sets environment variables for the run before anything reads them, each value with `${VAR}` and
 `${VAR:-default}` taken from the environment as lmms-eval takes them (`run_environment`); a line on stderr names the
 variables set, never their values. A mistake is one line naming the file, the key's line and the key (exit 2). The results record the file (`config.run_file`: its path and its contents, every secret
@@ -46,24 +47,38 @@ class RunFile:
     environment: dict[str, str] = field(default_factory=dict)  # its `env:` section, expanded
 
 
-def read_run_file(path: Path, options: type[DeclaredOptions]) -> RunFile:
-    """The run file at `path`, each key one of `options` and its value read by that option's declaration; a mistake
-    is a one-line `UserError` naming the file (and the key's line)."""
-    from harness.config.yaml_loader import YamlDict, read_yaml
-    from harness.redact import collect_secrets, command_line_secrets, register
+def read_run_files(path: Path, options: type[DeclaredOptions]) -> list[RunFile]:
+    """The runs the file at `path` gives: its one run, or each of its list's (lmms-eval's batch file), in order, each
+    key one of `options` and its value read by that option's declaration; a mistake is a one-line `UserError` naming
+    the file (and the key's line, or the run's place in the list)."""
+    from harness.config.yaml_loader import read_yaml
 
     try:
         data = read_yaml(path, "a run file")
     except TaskConfigError as err:
         raise UserError(str(err)) from None
-    if isinstance(data, list):
-        raise UserError(
-            f"{path}: a list of runs is not supported: one run a file (give each its own file, or one file with the "
-            "flags they share and the others on the command line: harness --config FILE --model ...)"
-        )
+    if not isinstance(data, list):
+        return [_read_run(path, data, options, "")]
+    if not data:
+        raise UserError(f"{path}: an empty list: expected the runs' flags (- tasks: ..., model: ...)")
+    return [_read_run(path, run, options, f" (run {i} of {len(data)})") for i, run in enumerate(data, 1)]
+
+
+def read_run_file(path: Path, options: type[DeclaredOptions]) -> RunFile:
+    """The one run the file at `path` gives (a list of several is refused in one line: `read_run_files` reads it)."""
+    runs = read_run_files(path, options)
+    if len(runs) > 1:
+        raise UserError(f"{path}: a list of {len(runs)} runs, where one run is read here")
+    return runs[0]
+
+
+def _read_run(path: Path, data: object, options: type[DeclaredOptions], which: str) -> RunFile:
+    from harness.config.yaml_loader import YamlDict
+    from harness.redact import collect_secrets, command_line_secrets, register
+
     if not isinstance(data, YamlDict) or not data:
         got = "nothing" if data is None or data == {} else _kind(data)
-        raise UserError(f"{path}: expected a mapping of the run's flags (tasks: ..., model: ...), got {got}")
+        raise UserError(f"{path}{which}: expected a mapping of the run's flags (tasks: ..., model: ...), got {got}")
     # Before any value is read: no message about one shows a key the file holds.
     register(collect_secrets(data, {}) + command_line_secrets(str(v) for v in data.values() if isinstance(v, str)))
     known = {item.name: item for item in declared(options)}
@@ -163,10 +178,12 @@ def _recorded(data: Mapping[object, object], known: Mapping[str, Field[object]])
     return recorded
 
 
-def apply_run_file(args: argparse.Namespace, options: type[DeclaredOptions]) -> RunFile | None:
-    """`--config FILE` read into `args`: each flag the command line did not give takes the file's value (the command
-    line's replaces it whole); then every option that must be given is, or its one line."""
-    run_file = read_run_file(args.config, options) if args.config is not None else None
+def apply_run_file(
+    args: argparse.Namespace, options: type[DeclaredOptions], run_file: RunFile | None
+) -> RunFile | None:
+    """`--config FILE`'s run (`run_file`, or None without one) read into `args`: each flag the command line did not
+    give takes the file's value (the command line's replaces it whole); then every option that must be given is, or
+    its one line."""
     if run_file and run_file.environment:
         from harness.redact import collect_secrets, register
 

@@ -20,7 +20,7 @@ from harness.config.task_index import natural_key
 from harness.errors import UserError
 from harness.outputs.report.report_md import benchmark_sections, headline_rows, scales, union_of
 from harness.outputs.results.groups import groups_by_tasks, headline_metric
-from harness.outputs.results.model_results import ModelResults, load_results
+from harness.outputs.results.model_results import ModelResults, load_results, model_named
 from harness.outputs.results.results_file import ResultsFile, read_results_file
 from harness.outputs.results.trusted_tasks import trusted_task_folders, untrusted_task_folders
 from harness.running.journal.journal_file import journal_name
@@ -120,7 +120,12 @@ class Catalog:
     def tasks(self, model: str) -> list[str]:
         return sorted(self.models[model].results, key=natural_key)
 
+    def model_named(self, name: str) -> str:
+        """The model a link names: by its name, or by its model folder (a local checkpoint is named by its path)."""
+        return model_named(self.models, name) or name
+
     def task_run(self, model: str, task: str) -> TaskRun | None:
+        model = self.model_named(model)
         data = self.models.get(model)
         if data is None or task not in data.results:
             return None
@@ -133,11 +138,17 @@ class Catalog:
 
     def primary_metric(self, model: str, name: str) -> str | None:
         """The metric a task or group is shown and judged by: its row's in report.md's table across models (the
-        benchmark's headline metric), else its first."""
-        if name in self.row_metric:
-            return self.row_metric[name]
+        benchmark's headline metric), else its first; of those rows, the first whose metric this model's results
+        hold (MMLongBench-Doc's `acc` is the judge's: a run without one holds `unextracted_acc`, its first)."""
         data = self.models.get(model)
-        return headline_metric(data, name, first_metrics(self.headline.get(model, []))) if data is not None else None
+        if data is None:
+            return self.row_metric.get(name)
+        entry = data.results.get(name) or data.groups.get(name) or {}
+        listed = [metric for row, metric in [*self.cross_rows, *self.headline.get(model, [])] if row == name]
+        held = [metric for metric in listed if f"{metric},none" in entry]
+        if held or not entry:
+            return held[0] if held else self.row_metric.get(name)
+        return headline_metric(data, name, {}) or self.row_metric.get(name)
 
     def sample_metric(self, model: str, name: str) -> str | None:
         """The metric each row of a task is read on for its headline metric (`primary_metric`): that metric, or where

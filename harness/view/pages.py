@@ -84,7 +84,7 @@ def home(viewer: Viewer, request: Request) -> Response:
 
 
 def provenance(viewer: Viewer, request: Request) -> Response:
-    model = request.query_params.get("model", "")
+    model = viewer.catalog.model_named(request.query_params.get("model", ""))
     data = viewer.catalog.models.get(model)
     try:
         number = int(request.query_params.get("run", ""))

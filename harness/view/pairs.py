@@ -78,7 +78,8 @@ def shown_rows(paired: Paired, a: SampleIndex, b: SampleIndex, task: str, way: n
 
 def pairs(viewer: Viewer, request: Request) -> Response:
     params = request.query_params
-    task, model_a, model_b = params.get("task", ""), params.get("a", ""), params.get("b", "")
+    task = params.get("task", "")
+    model_a, model_b = (viewer.catalog.model_named(params.get(side, "")) for side in ("a", "b"))
     run_a, run_b = viewer.catalog.task_run(model_a, task), viewer.catalog.task_run(model_b, task)
     if run_a is None or run_b is None or model_a == model_b:
         return viewer.not_found("no such task run by both models in this results folder")

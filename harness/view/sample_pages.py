@@ -51,7 +51,7 @@ SIBLINGS_MOST = 200  # listed on a page (the count is of all)
 def samples(viewer: Viewer, request: Request) -> Response:
     """A task's samples; a group's (`groups`); the models to choose from when no model is named."""
     params = request.query_params
-    model, task = params.get("model", ""), params.get("task", "")
+    model, task = viewer.catalog.model_named(params.get("model", "")), params.get("task", "")
     if not model:
         return groups.choose_model(viewer, request)
     run = viewer.catalog.task_run(model, task)

@@ -341,3 +341,37 @@ def test_show_config_prints_each_tasks_config_and_samples_is_one_line(harness, t
         "harness: error: --samples: documents chosen by index are not supported here; --limit N evaluates the first "
         "N documents of each task (and the journal keeps every answer: a later, larger run asks only for the new ones)"
     ]
+
+
+def test_num_beams_1_is_greedy_decoding_the_default_and_a_beam_search_is_refused(
+    harness, toy_dir: Path, toy_tasks: Path
+) -> None:
+    """Issue 89: `--gen_kwargs num_beams=1`, lm-eval's and lmms-eval's spelling of greedy decoding, was refused as an
+    unknown setting; it is the default here, so the run is the one without it."""
+    common = run_args("toy_colors", "random", include_path=toy_tasks, data_dir=toy_dir)
+    greedy = harness(*common, "--gen_kwargs", "num_beams=1,max_gen_toks=8")
+    assert greedy.code == 0, greedy.err
+    beams = harness(*common, "--gen_kwargs", "num_beams=4")
+    assert beams.code == 2 and beams.err.strip() == (
+        "harness: error: --gen_kwargs num_beams=4: beam search is not run; decoding is greedy (num_beams=1, the "
+        "default) or sampled (do_sample=true)"
+    )
+
+
+@pytest.mark.slow  # a tiny LLaVA's run in a process of its own
+def test_an_hf_run_imports_no_scikit_learn(tiny_llava_336: Path, data_dir: Path, tmp_path: Path) -> None:
+    """Issue 89, item 5: where scikit-learn is installed (lm-eval brings it), transformers' generation imported it
+    (about 1 s of a run's start) for assisted decoding, which no run here uses; a task may still import it."""
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        pytest.skip("scikit-learn is not installed: nothing to keep out")
+    argv = [*map(str, hf_run("mmneedle_m1_n2_k1_pos", data_dir, checkpoint=tiny_llava_336)), "--limit", "1"]
+    argv += ["--gen_kwargs", "max_gen_toks=2", "--output_path", str(tmp_path), "--no_progress"]
+    code = (
+        "import sys; from harness.run.cli import main; code = main(sys.argv[1:]); "
+        "import transformers.generation.candidate_generator as g; import sklearn; "
+        "print(code, hasattr(g, 'roc_curve'), 'sklearn.metrics' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert run.stdout.splitlines()[-1].split() == ["0", "False", "False"], run.stderr[-2000:]

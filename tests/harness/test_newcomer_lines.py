@@ -123,7 +123,8 @@ def test_a_usage_mistake_is_one_line_without_the_usage(
         (["power", "--alpha", "2"], "argument --alpha: expected a number between 0 and 1 (exclusive), got '2' (see "
          "harness power --help)"),
         (["report"], "the following arguments are required: results_dir (see harness report --help)"),
-        (["report", ".", "--models", "a", "b"], "a second results folder or --models compares two runs: add --paired"),
+        (["report", ".", "--models", "a", "b"], "--models: for a comparison of two runs; add --paired (report.md alone "
+         "shows every model, task and metric of RESULTS_DIR)"),
         (["ls", "--bogus"], "unrecognized arguments: --bogus (see harness ls --help)"),
         (["models", "--bogus"], "unrecognized arguments: --bogus (see harness models --help)"),
         (["merge"], "the following arguments are required: out, shard_dirs (see harness merge --help)"),

@@ -140,7 +140,12 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_the_file_and_the_key(
     ("text", "problem"),
     [
         ("tasks: [a\n", ":2:1: malformed YAML: while parsing a flow sequence"),
-        ("- model: random\n- model: constant\n", ": a list of runs is not supported: one run a file"),
+        ("- model: random\n- modle: constant\n", ":2: unknown key 'modle'; did you mean: model?"),  # before any run
+        (
+            "- model: random\n- 3\n",
+            " (run 2 of 2): expected a mapping of the run's flags (tasks: ..., model: ...), got",
+        ),
+        ("[]\n", ": an empty list: expected the runs' flags (- tasks: ..., model: ...)"),
         ("random\n", ": expected a mapping of the run's flags (tasks: ..., model: ...), got a str"),
         ("# nothing yet\n", ": expected a mapping of the run's flags (tasks: ..., model: ...), got nothing"),
         ("model: random\n", ": the following arguments are required: --tasks (on the command line or in {path})"),
@@ -363,3 +368,29 @@ def test_lmms_evals_example_file_runs_unchanged_its_env_set_for_the_run(
     (results,) = (tmp_path / "results").rglob("results_*.json")
     contents = json.loads(results.read_text())["config"]["run_file"]["contents"]
     assert contents["env"] == {"OPENAI_API_KEY": "<redacted>", "HF_HOME": "${HF_HOME:-~/.cache/huggingface}"}
+
+
+def test_a_list_of_runs_runs_each_in_turn_as_lmms_eval_does(
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 89: lmms-eval's batch file (`configs/example_batch.yaml`: a list of runs, each its own output_path) was
+    refused in one line where lmms-eval runs them one after another. Each runs with the command line's flags over its
+    own; one that fails is said and the next runs; the exit code is the failure's."""
+    path = write(
+        tmp_path,
+        f"- model: random\n  output_path: {tmp_path / 'a'}\n"
+        f"- model: constant\n  model_args: answer=red\n  output_path: {tmp_path / 'b'}\n"
+        f"- model: constant\n  model_args: answr=red\n  output_path: {tmp_path / 'c'}\n",
+    )
+    common = ["--tasks", "toy_colors", "--include_path", str(toy_tasks), "--data_dir", str(toy_dir), "--no_progress"]
+    assert main(["--config", str(path), *common]) == 2
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith(f"harness: {path}: run ")] == [
+        *(f"harness: {path}: run {i} of 3" for i in (1, 2, 3)),
+        f"harness: {path}: run 3 of 3 failed",
+    ]
+    for folder, model in (("a", "random"), ("b", "constant")):
+        (results,) = (tmp_path / folder).rglob("results_*.json")
+        recorded = json.loads(results.read_text())["config"]
+        assert recorded["model"] == model and recorded["run_file"]["path"] == str(path)
+    assert not (tmp_path / "c").exists()

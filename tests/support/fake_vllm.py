@@ -22,6 +22,7 @@ from types import SimpleNamespace
 from typing import Any
 
 CALLS: list[dict[str, Any]] = []  # in-process record of every chat call
+FITTED = 3000  # the context length an `auto` engine reports, as if that much fitted the memory
 
 
 class FakeLLM:
@@ -31,7 +32,9 @@ class FakeLLM:
         self.kwargs = kwargs
         self.shutdowns = 0
         core = SimpleNamespace(shutdown=self._shutdown)
-        config = SimpleNamespace(max_model_len=kwargs.get("max_model_len", 4096))
+        # as vLLM: `max_model_len=-1` (`auto`) is fitted to memory and the fitted value synced to the front end's config
+        given = kwargs.get("max_model_len", 4096)
+        config = SimpleNamespace(max_model_len=FITTED if given == -1 else given)
         # vLLM's encoder cache holds at least max_num_batched_tokens of one image (`image_limit`): the stand-in's that.
         processor = SimpleNamespace(mm_encoder_cache_size=kwargs.get("max_num_batched_tokens", 0))
         self.llm_engine = SimpleNamespace(model_config=config, engine_core=core, input_processor=processor)

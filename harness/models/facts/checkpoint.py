@@ -219,6 +219,29 @@ def read_checkpoint(name: str, revision: str | None = None) -> CheckpointConfig 
     )
 
 
+def missing_timm(pretrained: str, revision: str | None = None) -> str:
+    """Where the checkpoint's config.json holds a sub-config that transformers' `AutoModel` builds as a timm model
+    (`TimmWrapperModel`, `TimmBackbone`: Gemma 3n's `gemma3n_vision`, a MobileNetV5) and timm is not installed, why
+    the weights cannot load, in one line; else "". Said before the processor or the weights are read: the loader would
+    stop on the first file missing and name that, not the package."""
+    import importlib.util
+
+    config = config_json(pretrained, revision)
+    if not config or importlib.util.find_spec("timm") is not None:
+        return ""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    towers = {
+        key: f"{value['model_type']} ({MODEL_MAPPING_NAMES[value['model_type']]})"
+        for key, value in config.items()
+        if isinstance(value, dict) and str(MODEL_MAPPING_NAMES.get(str(value.get("model_type")), "")).startswith("Timm")
+    }
+    if not towers:
+        return ""
+    built = ", ".join(f"its {key} {kind}" for key, kind in towers.items())
+    return f"checkpoint {pretrained}: {built} is built with timm, which is not installed here: pip install timm"
+
+
 def load_failure(pretrained: str, err: BaseException, *, offline: bool) -> str:
     """Why `ProcessorCount.load` failed, in one line: a checkpoint that is not on this machine, offline, said so with
     the command that fetches what counting needs (transformers' own words about the Hub say less); else the

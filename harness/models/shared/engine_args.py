@@ -152,10 +152,11 @@ def cli_options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     return {a.dest: a for a in parser._actions if a.option_strings and a.nargs != 0}
 
 
-def cli_value(parser: argparse.ArgumentParser, action: argparse.Action, text: str) -> object:
+def cli_value(parser: argparse.ArgumentParser, action: argparse.Action, text: str, declared: object = None) -> object:
     """`text` as the engine's own command line reads `action`'s option, by that parser: its type (vLLM's
     human-readable sizes and `auto`), its choices, its own action class; several values for an option that takes
-    several as a JSON list. A `ValueError` says what the option expects, never the value (it may be a key)."""
+    several as a JSON list. A `ValueError` says what the option expects (its choices, its type, else the field's
+    `declared` type), never the value (it may be a key)."""
     values = [text]
     if action.nargs in ("+", "*") or (isinstance(action.nargs, int) and action.nargs > 1):
         try:
@@ -176,9 +177,23 @@ def cli_value(parser: argparse.ArgumentParser, action: argparse.Action, text: st
         value, rest = unset, []  # AssertionError from SGLang's --lora-paths), a RecursionError from a deep value
     if value is unset or rest:
         choices = ", ".join(str(c) for c in action.choices or ())
-        expected = f"one of {choices}" if choices else getattr(action.type, "__name__", "a string")
+        expected = f"one of {choices}" if choices else _expected(action.type, declared)
         raise ValueError(f"{option} on its command line takes {expected}")
     return value
+
+
+def _expected(reader: object, declared: object) -> str:
+    """What an option reads, in the user's words: a plain type's name, else the field's declared type (an option's
+    reader is the engine's own function, `_optional_type` or `parse_dataclass`, whose name says nothing to a user)."""
+    if isinstance(reader, type):
+        return reader.__name__
+    if declared is None:
+        return "a value its engine reads"
+    union = typing.get_origin(declared) in (typing.Union, types.UnionType)
+    kinds = [t for t in typing.get_args(declared) if t is not type(None)] if union else [declared]
+    if len(kinds) == 1 and isinstance(kinds[0], type) and dataclasses.is_dataclass(kinds[0]):
+        return f"a JSON object of {kinds[0].__name__}'s fields"
+    return _shown(declared) if typing.get_origin(declared) is None else str(declared).replace("typing.", "")
 
 
 def nearest(name: str, known: Collection[str]) -> str:
@@ -215,7 +230,9 @@ def split_engine_args(
         elif name in engine:
             action = options.get(name)
             try:
-                passed[name] = cli_value(cli, action, text) if cli and action else field_value(text, engine[name])
+                passed[name] = (
+                    cli_value(cli, action, text, engine[name]) if cli and action else field_value(text, engine[name])
+                )
             except ValueError as err:
                 if action is not None:
                     raise ValueError(f"{backend} backend: {what} {name}: {err}") from None

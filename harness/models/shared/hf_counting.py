@@ -253,8 +253,10 @@ class ProcessorCount:
         else:
             rule = self.family.rule if self.family else "the rows' rule"
             images = f"each image estimated by {rule} (the processor cannot tell an image's tokens from its size; "
-        return f"hf processor {type(self.processor).__name__}: the chat template's tokens, {images}checked again on "
-        "the real input_ids before generate)"
+        return (
+            f"hf processor {type(self.processor).__name__}: the chat template's tokens, {images}checked again on "
+            "the real input_ids before generate)"
+        )
 
     @property
     def estimated(self) -> str:

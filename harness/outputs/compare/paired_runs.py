@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Literal
 
 from harness.api import SCORED
-from harness.errors import UserError
+from harness.errors import UserError, close_names
 from harness.outputs.merge.journals import MergeError, read_journal
-from harness.outputs.results.model_results import ModelResults, load_results
+from harness.outputs.results.model_results import ModelResults, load_results, model_named
 from harness.running.journal.journal_file import SampleRecord, journal_name
 from harness.running.task.judge import judge_log_name, judge_metrics_of, read_judge_log
 
@@ -79,12 +79,12 @@ def _run(folder: Path, models: Mapping[str, ModelResults], name: str | None) -> 
             )
         (name, data), *_ = models.items()
         return Run(folder, name, data)
-    if name in models:
-        return Run(folder, name, models[name])
-    by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
-    if len(by_folder) == 1:
-        return Run(folder, by_folder[0], models[by_folder[0]])
-    raise UserError(f"{folder}: no model named {name!r} (it holds: {', '.join(sorted(models))})")
+    found = model_named(models, name)
+    if found is not None:
+        return Run(folder, found, models[found])
+    close = close_names(name, models)
+    hint = f"; did you mean: {', '.join(close)}?" if close else f" (it holds: {', '.join(sorted(models))})"
+    raise UserError(f"{folder}: no model named {name!r}{hint}")
 
 
 def pick_run(folder: Path, model: str | None) -> Run:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.config.task_index import TaskIndex, natural_key
-from harness.errors import UserError, first_line
+from harness.errors import UserError, first_line, known_names, suggest
 from harness.outputs.compare.judge_agreement import JudgedPairs, agreement_rows, swapped_pairs
 from harness.outputs.compare.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.compare.stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task
@@ -178,6 +178,10 @@ def comparison(
     names_a, names_b = a.model_names(), b.model_names()
     options = CompareOptions(**{**options.__dict__, "same_model": len(names_a) == 1 and names_a == names_b})
     state = Comparing(a, b, index, options)
+    ran = {*a.results.results, *a.results.groups, *b.results.results, *b.results.groups}
+    for name in tasks or ():  # a mistyped name is named, not read as "nothing both ran" (a glob may match nothing)
+        if name not in ran and not any(ch in name for ch in "*?["):
+            raise UserError(f"--tasks {name}: {suggest(name, ran, 'task')} (neither run ran it)")
     both = [t for t in sorted(a.results.results, key=natural_key) if t in b.results.results]
     groups = [g for g in sorted(a.results.groups, key=natural_key) if g in b.results.groups]
     chosen_groups = [g for g in groups if _selected(g, tasks)]
@@ -194,6 +198,8 @@ def comparison(
             state.task(name)
     state.groups(chosen_groups)
     rows = [*state.group_rows, *(r for t in state.tasks.values() for r in t.rows)]
+    if rows:  # a typo in --metrics is named, not read as "no such metric here"
+        known_names(metrics, {r["metric"] for r in rows} | {j.metric for j in state.judged}, "--metrics", "metric")
     rows = [r for r in rows if metrics is None or r["metric"] in metrics]
     if not rows:
         nothing = f"no task both runs ran matches --tasks {','.join(tasks)}" if tasks else "no task both runs ran"

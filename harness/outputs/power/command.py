@@ -15,7 +15,7 @@ from typing import Literal
 
 from builders.core.contract import option, switch
 from harness.config.task_index import TaskIndex, natural_key
-from harness.errors import CommandOptions, CommandParser, UserError, first_line, include_path_option
+from harness.errors import CommandOptions, CommandParser, UserError, first_line, include_path_option, known_names
 from harness.outputs.compare.command import names_arg, probability_arg
 from harness.outputs.compare.intervals import row_scale as compared_scale
 from harness.outputs.compare.paired_runs import JournalUnreadable, float_or_nan, pick_run, read_task_journal, row_keys
@@ -180,6 +180,7 @@ def from_run(
     rows: list[PowerRow] = []
     skipped: dict[str, str] = {}
     declared = scales(run.results)
+    analysed: set[str] = set()  # the metrics of the tasks analysed, among which --metrics picks
     for name in sorted(run.results.results, key=natural_key):
         if chosen is not None and name not in chosen:
             continue
@@ -199,12 +200,15 @@ def from_run(
         except (JournalUnreadable, UserError) as err:
             skipped[name] = first_line(err)
             continue
+        analysed.update(aggregated.errors)
         for metric, error in aggregated.errors.items():
             if metrics is None or metric in metrics:
                 design = design_from_keys([row.keys for row in scored if metric in row.metrics])
                 scale = row_scale([run.results], name, metric, declared)
                 benchmark = _benchmark(index.tasks[name].dataset_path)
                 rows.append(from_errors(benchmark, name, metric, design, error, options, scale))
+    if analysed:
+        known_names(metrics, analysed, "--metrics", "metric")
     if not rows and not skipped:
         raise UserError(
             f"{results}: no task of {run.model} to analyse" + (f" among {', '.join(names)}" if names else "")
@@ -222,8 +226,11 @@ def from_pair_file(
     index = TaskIndex(list(include_paths))
     chosen = set(index.select(names).tasks) if names else None
     rows: list[PowerRow] = []
-    for row in compared["rows"]:
-        if row["kind"] != "task" or (chosen is not None and row["name"] not in chosen):
+    paired = [row for row in compared["rows"] if row["kind"] == "task"]
+    if paired:
+        known_names(metrics, {row["metric"] for row in paired}, "--metrics", "metric")
+    for row in paired:
+        if chosen is not None and row["name"] not in chosen:
             continue
         if metrics is not None and row["metric"] not in metrics:
             continue

@@ -114,9 +114,18 @@ class ModelResults:
         return provenance_line(self.data())
 
 
+def model_named(models: Mapping[str, ModelResults], name: str) -> str | None:
+    """The model of `models` that `name` names: as `harness report` names it (a local checkpoint by its path), or by
+    its model folder, where one model's results lie; None where none (or several) is."""
+    if name in models:
+        return name
+    by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
+    return by_folder[0] if len(by_folder) == 1 else None
+
+
 def not_a_results_folder(path: Path) -> str:
     """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, or the
-    folder beside it whose name is closest."""
+    results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`)."""
     import difflib
 
     wrote = "give the folder a run wrote (its --output_path)"
@@ -127,8 +136,16 @@ def not_a_results_folder(path: Path) -> str:
         beside = [p.name for p in path.parent.iterdir() if p.is_dir()] if path.parent.is_dir() else []
     except OSError:
         beside = []
-    close = difflib.get_close_matches(path.name, beside, n=1)
+    close = [name for name in difflib.get_close_matches(path.name, beside, n=5) if _holds_results(path.parent / name)]
     return f"{path}: no such folder; {wrote}" + (f"; did you mean {path.parent / close[0]}?" if close else "")
+
+
+def _holds_results(folder: Path) -> bool:
+    """Whether `folder` holds a run's results file where a run writes it (`--output_path`, or its model folder)."""
+    try:
+        return any(folder.glob(RESULTS_GLOB)) or any(folder.glob(f"*/{RESULTS_GLOB}"))
+    except OSError:
+        return False
 
 
 def partial_results(results_dir: Path) -> list[Path]:

@@ -16,6 +16,7 @@ from PIL import Image
 from harness.models.families import alias_family, family_of
 from tests.support import current_families
 from tests.support import tiny_vlm_processors as processors
+from tests.support.hf_runs import hf_run
 from tests.support.processor_counts import SIZES, expanded
 
 
@@ -141,3 +142,18 @@ def test_each_family_is_found_by_its_config_names() -> None:
     # MiniCPM-V's config names (MiniCPMV, minicpmv) are every version's: 4.5 is known by the alias that names it alone
     assert family_of("minicpmv", ["MiniCPMV"]) is None and alias_family("openbmb/MiniCPM-V-2_6") is None
     assert alias_family("openbmb/MiniCPM-V-4_5").name == "MiniCPM-V 4.5"
+
+
+def test_a_gemma3n_checkpoint_without_timm_says_timm_before_any_file(harness, data_dir: Path, tmp_path: Path) -> None:
+    """Issue 89: Gemma 3n's config-only folder got transformers' line about a missing preprocessor_config.json, where
+    what its vision tower needs first is timm (`gemma3n_vision` is AutoModel's `TimmWrapperModel`)."""
+    from transformers import Gemma3nConfig
+
+    if importlib.util.find_spec("timm") is not None:
+        pytest.skip("timm is installed: nothing to say")
+    Gemma3nConfig().save_pretrained(tmp_path / "gemma3n")
+    run = harness(*hf_run("mmneedle_m1_n2_k1_pos", data_dir, checkpoint=tmp_path / "gemma3n"), "--limit", "1")
+    assert run.code == 2 and run.err.strip().splitlines()[-1] == (
+        f"harness: error: model 'hf': checkpoint {tmp_path / 'gemma3n'}: its vision_config gemma3n_vision "
+        "(TimmWrapperModel) is built with timm, which is not installed here: pip install timm"
+    )

@@ -122,6 +122,25 @@ def test_they_reach_the_engine_and_key_the_answers_they_may_change(
     )
 
 
+def test_max_model_len_auto_is_vllms_fit_to_memory_and_the_engine_reports_it(
+    harness, mmneedle_dir, tiny_llava_336, tmp_path, monkeypatch
+):
+    """Issue 89: `max_model_len=auto`, vLLM's own spelling of "what fits the memory", was refused as
+    "max_model_len=-1: must be at least 1", a value the user never typed. It reaches vLLM as its command line reads
+    it (-1), and the run screens its prompts on the length the built engine reports."""
+    import vllm
+
+    args = f"pretrained={tiny_llava_336},max_model_len=auto"
+    screened = _screen(harness, mmneedle_dir, args)
+    assert screened.code == 0 and f"| {TASK} | 3 | 3 |" in screened.out, screened.err
+    monkeypatch.setattr(vllm, "LLM", fake_vllm.FakeLLM)
+    fake_vllm.CALLS.clear()
+    run = harness(*("--tasks", TASK, "--model", "vllm", "--model_args", args, "--data_dir", mmneedle_dir))
+    assert run.code == 0, run.err
+    assert fake_vllm.CALLS[0]["kwargs"]["max_model_len"] == -1
+    assert f"max_model_len={fake_vllm.FITTED}, " in run.err  # the engine's own, once built
+
+
 @pytest.mark.parametrize(
     ("backend", "gen_kwargs", "said"),
     [
@@ -233,3 +252,19 @@ def test_a_pool_knows_the_runs_largest_image_before_a_replica_builds_its_engine(
     assert largest.size is None
     next(iter(model.batches(largest.seeing(requests))))  # the backend reads every request before its first batch
     assert largest.size == (16, 14)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("num_gpu_blocks_override=many", "--num-gpu-blocks-override on its command line takes int | None"),
+        ("eplb_config=x", "--eplb-config on its command line takes a JSON object of EPLBConfig's fields"),
+        ("limit_mm_per_prompt=x", "takes dict[str, int | dict[str, int]]"),
+    ],
+)
+def test_a_value_an_option_refuses_says_what_it_takes_in_the_fields_words(given: str, said: str) -> None:
+    """Issue 89: these said "takes _optional_type" and "takes parse_dataclass", the names of vLLM's own readers."""
+    name, value = given.split("=", 1)
+    with pytest.raises(ValueError) as refused:
+        vllm_settings({"pretrained": "tiny/qwen-vl", name: value})
+    assert str(refused.value).startswith(f"vllm backend: model argument {name}: ") and str(refused.value).endswith(said)

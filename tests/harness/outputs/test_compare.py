@@ -303,6 +303,22 @@ def test_bad_input_is_one_line(runs: Path, tmp_path: Path, capsys: pytest.Captur
     assert "no such folder" in _one_line_error(capsys, ["compare", str(tmp_path / "nowhere"), "--models", "a", "b"])
     assert "--models A B" in _one_line_error(capsys, ["compare", out])
     assert "no model named 'gpt'" in _one_line_error(capsys, ["compare", out, "--models", "random", "gpt"])
+    # every name typed is checked where it is read, naming the nearest (issue 89): a metric compare suggested nothing
+    # for, power blamed the task for, and report ignored
+    pair = ["--models", "random", "constant", "--include_path", str(runs / "groups")]
+    typed = {
+        ("compare", out, *pair[:2], "constnt"): "no model named 'constnt'; did you mean: constant?",
+        ("compare", out, *pair, "--tasks", "mmneedle_m1_n2_k1_pso"): "did you mean: mmneedle_m1_n2_k1_pos",
+        ("compare", out, *pair, "--metrics", "exact_accc"): "--metrics exact_accc: unknown metric 'exact_accc'; "
+        "did you mean: exact_acc, ",
+        ("power", out, "--model", "random", "--tasks", "mmneedle_m1_n2_k1_pos", "--metrics", "exact_accc", *pair[3:]): (
+            "--metrics exact_accc: unknown metric 'exact_accc'; did you mean: exact_acc, "
+        ),
+        ("report", out, "--metrics", "exact_accc"): "--metrics: for a comparison of two runs; add --paired",
+        ("report", out, "--paired", *pair, "--metrics", "exact_accc"): "did you mean: exact_acc, ",
+    }
+    for argv, said in typed.items():
+        assert said in _one_line_error(capsys, list(argv)), argv
     assert "2 models" in _one_line_error(capsys, ["compare", out, str(runs / "seed1")])
     assert "one run" in _one_line_error(capsys, ["compare", out, "--models", "random", "random"])
     assert "one or two" in _one_line_error(capsys, ["compare", out, out, out])

@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,11 @@ def test_random_without_answer_space_fails_per_sample(tmp_path: Path, needle_run
     (tmp_path / "t.yaml").write_text(needle_task_yaml("no_space"))
     run = needle_run("no_space", "random", tmp_path / "out", "--limit", "3", include_path=tmp_path / "t.yaml")
     assert run.code == 1 and "no sample of this run was scored (3 error)" in run.err, run.err
+    # the console says why at once (issue 89: it said only "see the error fields of the journals")
+    (line,) = [line for line in run.err.splitlines() if "no sample of this run was scored" in line]
+    assert re.search(
+        r"\(3 error\); the first \(no_space, sample \S+\): .*defines no answer space.*; every sample's", line
+    )
     data = run.results("random")
     entry = {**data["results"]["no_space"], **data["sample_counts"]["no_space"]}
     assert entry["n_error"] == 3 and entry["n_scored"] == 0 and entry["exact_match,none"] == "N/A"

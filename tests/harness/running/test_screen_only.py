@@ -100,6 +100,8 @@ def test_the_screen_and_the_run_agree_on_every_sample(
     assert cells[1:5] == ["3", "0", "3", "0"] and int(cells[6].replace(",", "")) > 10 * 576 and cells[9] == "exact"
     assert "0 of 3 samples would be sent" in table.out and "Counted as hf processor LlavaProcessor" in table.out
     assert "estimate" not in table.out
+    (rule,) = [line for line in table.out.splitlines() if line.startswith("Counted as ")]
+    assert rule.endswith("(checked again on the real input_ids before generate).")  # issue 89: it ended "on ."
 
 
 @pytest.mark.slow  # tiny LLaVA processors

@@ -191,7 +191,8 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path, capsys: pyte
     assert capsys.readouterr().err.strip().splitlines() == [
         f"harness: error: {tmp_path / 'missing'}: no such folder; {wrote}"
     ]
-    (tmp_path / "results_a").mkdir()
+    (tmp_path / "results_a" / "random").mkdir(parents=True)  # a folder a run wrote (issue 89: no other is offered)
+    (tmp_path / "results_a" / "random" / "results_2026-01-01T00-00-00.json").write_text("{}")
     (tmp_path / "results_x.json").write_text("{}")
     for command in (["view"], ["report"], ["compare"]):
         assert main([*command, str(tmp_path / "results_b")]) == 2
@@ -223,3 +224,24 @@ def test_the_gold_shows_as_text_and_a_metric_list_as_rows() -> None:
     assert metric_rows([["1,2", 0.5], ["2,1", 1.0]]) == [("1,2", "0.5"), ("2,1", "1")]
     assert metric_rows([1, 2]) == [("numerator", "1"), ("denominator", "2")]
     assert metric_rows(0.25) is None and metric_rows([]) is None
+
+
+def test_a_model_is_found_by_its_results_folder_where_its_name_is_a_checkpoints_path(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 89: a local checkpoint's model is named by its `pretrained` path, its results in a folder named by that
+    path sanitized; a link by the folder's name was a 404. It opens the model's pages as its name does."""
+    results = Path(shutil.copytree(run_dir, tmp_path / "results"))
+    (path,) = results.rglob("results_*.json")
+    run = json.loads(path.read_text())
+    run["config"]["model_name"] = "/checkpoints/my-vlm"
+    path.write_text(json.dumps(run))
+    client = view_client(results)
+    folder = path.parent.name
+    for by in ("/checkpoints/my-vlm", folder):
+        for url, params in (
+            ("/samples", {"model": by, "task": "mmneedle_m1_n2_k1_pos"}),
+            ("/run", {"model": by, "run": "0"}),
+        ):
+            page = client.get(url, params=params)
+            assert page.status_code == 200 and "/checkpoints/my-vlm" in page.text, (url, by)

@@ -254,15 +254,37 @@ return cells.map((td) => {
 """
 
 
+WORD_BREAKS = """
+const cells = [...document.querySelectorAll('.markdown th, .markdown td:first-child')];
+return cells.flatMap((cell) => cell.textContent.trim().split(/\\s+/).filter(Boolean).map((word) => {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.textContent.indexOf(word);
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + word.length);
+    return [word, new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size];
+  }
+  return [word, 1];
+}));
+"""
+
+
 def test_a_number_of_the_paired_table_is_never_broken_at_1280_px(paired_report: str, browser) -> None:
     """Issue 76 item 5: the paired tasks table broke numbers mid-value at 1280 px (`1.00` over `00`); each number
-    cell of report.md's tables now keeps its number on one line, the table scrolling in its own box."""
+    cell of report.md's tables now keeps its number on one line, the table scrolling in its own box. Issue 89: it
+    wrapped headers and names inside a word (`ro` over `ws`, `McNema` over `r p`); each word of a header or of a
+    row's name stays on one line."""
     browser.set_window_size(1280, 900)
     try:
         browser.get(f"http://{paired_report}/report/")
         lines = browser.execute_script(NUMBER_LINES)
         assert any(text == "1.0000" for text, _ in lines) and len(lines) > 100
         assert [text for text, count in lines if count > 1] == []
+        words = browser.execute_script(WORD_BREAKS)
+        assert any(word == "McNemar" for word, _ in words) and len(words) > 50
+        assert [word for word, count in words if count > 1] == []
         width, window = browser.execute_script(
             "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
         )

@@ -1,6 +1,7 @@
 """What a newcomer reads on a sample's page (issue 54 item 11): DocVQA's list gold one answer a line (the release holds
 it as JSON text inside the JSON, which showed as `["harbour", "2019"]`), and a metric that leaves a sample out
-(MileBench's `score_medium` of a sample at another image-count level) said so, not a blank cell."""
+(MileBench's `score_medium` of a sample at another image-count level) said so, not a blank cell; a task page opens on a
+metric its run holds (issue 89: MMLongBench-Doc without a judge opened on the judge's `acc`, with no value)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from tests.support.view_app import view_client
 def client(tmp_path_factory: pytest.TempPathFactory):
     from builders.milebench.build import build_milebench
     from builders.mmlongbench.build import build_mmlongbench
+    from builders.mmlongbench_doc.build import build_mmlongbench_doc
 
     data = tmp_path_factory.mktemp("data")
     build_mmlongbench(source="fixture", out_dir=data, configs=["docvqa_mmlongbench_doc_8k"])
     build_milebench(source="fixture", out_dir=data, configs=["action_localization"])
+    build_mmlongbench_doc(source="fixture", out_dir=data)
     out = tmp_path_factory.mktemp("results")
-    tasks = "mmlongbench_docvqa_mmlongbench_doc_8k,milebench_action_localization"
+    tasks = "mmlongbench_docvqa_mmlongbench_doc_8k,milebench_action_localization,mmlongbench_doc"
     return view_client(harness_run(out, data, tasks, "random"))
 
 
@@ -52,3 +55,12 @@ def test_a_metric_that_leaves_the_sample_out_says_so(client) -> None:
         "/samples", params={"model": "random", "task": "milebench_action_localization", "metric": "score_medium"}
     ).text
     assert '<span title="not scored on this metric">—</span>' in table
+
+
+def test_a_task_page_opens_on_a_metric_its_run_holds(client) -> None:
+    """MMLongBench-Doc's headline `acc` is the judge's; a run without one holds `unextracted_acc` first, and its page
+    opens on it, with its number, where it opened on `acc — (no value: its results hold no acc)`."""
+    page = client.get("/samples", params={"model": "random", "task": "mmlongbench_doc"}).text
+    headline = re.sub(r"<[^>]+>", "", re.search(r'<p class="headline" id="headline">(.*?)</p>', page, re.S).group(1))
+    assert headline.split()[:2] == ["unextracted_acc", "(0-100,"] and "no value" not in headline, headline
+    assert re.search(r"random \d+\.\d \[\d+\.\d, \d+\.\d\]", headline), headline

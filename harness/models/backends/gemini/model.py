@@ -158,7 +158,12 @@ class GeminiModel(ApiModel):
         }
 
     def thinking_config(self) -> dict[str, object]:
-        """The thinking asked for, as the generation config's `thinking_config` sends it; empty: none sent."""
+        """The thinking asked for, as the generation config's `thinking_config` sends it; empty: none sent. Spelt as
+        Google's Python SDK spells it (`types.ThinkingConfig(thinking_level=...)`, the proto field of Vertex's
+        `GenerationConfig.ThinkingConfig`); google-genai 3.6 puts it on the wire as `"thinkingConfig":
+        {"thinking_level": "LOW"}`, the proto name, which a proto3 JSON parser takes as it takes the REST reference's
+        `thinkingLevel` (protobuf's JSON mapping: "Parsers accept both the lowerCamelCase name ... and the original
+        proto field name")."""
         s = self.settings
         return {
             k: v

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
 from harness.models.backends.hf.settings import HFSettings, context_limit
 from harness.models.facts.args import settings_from_args
-from harness.models.facts.checkpoint import require_checkpoint
+from harness.models.facts.checkpoint import missing_timm, require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.shared.scheduling.auto_batch import FittingBatchSize
 from harness.models.shared.scheduling.batching import token_budget_batches
@@ -47,6 +48,20 @@ class PromptCount(Protocol):
     def prompt_tokens(self, request: Request) -> int: ...
     def decode_encode(self, text: str) -> str: ...
     def sent(self, request: Request, prompt: str | None = None) -> Sent: ...
+
+
+def generation_without_sklearn() -> None:
+    """transformers' generation imported with scikit-learn out of sight: where sklearn is installed (lm-eval and
+    sentence-transformers bring it) `transformers.generation.candidate_generator` imports `sklearn.metrics` at once
+    (about 1.1 s), for assisted decoding's confidence threshold, which no run here uses. Hidden only while that module
+    imports (`find_spec` finds no module `sys.modules` holds as None); a task that imports sklearn later gets it."""
+    if "transformers.generation.candidate_generator" in sys.modules or "sklearn" in sys.modules:
+        return
+    sys.modules["sklearn"] = None  # type: ignore[assignment]
+    try:
+        import transformers.generation.candidate_generator  # noqa: F401
+    finally:
+        del sys.modules["sklearn"]
 
 
 class HFGeneration(Model):
@@ -133,6 +148,10 @@ class HFGeneration(Model):
         self.fitting = None
         here = torch.accelerator.current_accelerator(check_available=True)
         self.device = settings.device if settings.device not in (None, "auto") else (here.type if here else "cpu")
+        if load_weights:
+            generation_without_sklearn()  # first: what follows imports transformers' model classes
+            if problem := missing_timm(settings.pretrained, settings.revision):
+                raise ValueError(problem)
         self._load(settings, batch_size, load_weights)
 
     def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:

@@ -56,7 +56,7 @@ class LocalEngine:
         decode_workers: int = 4,
         eos_tokens: tuple[str, ...] = (),
     ) -> None:
-        if kwargs.get("max_model_len"):
+        if (kwargs.get("max_model_len") or 0) > 0:  # (-1, `auto`: what fits, which vLLM never sets past the window)
             # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
             # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
             os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
@@ -64,7 +64,9 @@ class LocalEngine:
         self.make_sampling = load_factory(sampling_factory)
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
-        self.max_model_len: int | None = getattr(config, "max_model_len", None) or kwargs.get("max_model_len")
+        # the engine's own (an `auto` limit fitted to memory), else the one given
+        reported = [getattr(config, "max_model_len", None), kwargs.get("max_model_len")]
+        self.max_model_len: int | None = next((n for n in reported if isinstance(n, int) and n > 0), None)
         # What the encoder cache holds of one image (`image_limit`): a request with a larger one is refused whole.
         held = getattr(
             getattr(getattr(self.llm, "llm_engine", None), "input_processor", None), "mm_encoder_cache_size", 0

@@ -57,6 +57,9 @@ REFUSED = {
     "skip_tokenizer_init": "answers are read as text and prompts are sent as text: the engine needs its tokenizer",
 }
 
+# `max_model_len=auto` (or -1) as vLLM's command line reads it: the longest context that fits the GPU's memory.
+AUTO_FIT = -1
+
 # SamplingParams fields each request sets from its generation settings (`requests.sampling_kwargs`), refused as
 # sampling defaults with what to write instead; the generation settings' own names are refused the same way.
 SAMPLING_REFUSED = {
@@ -167,7 +170,8 @@ class VLLMSettings(EngineSettings):
             raise ValueError("vllm backend: eos_tokens names no token (space-separated special tokens: <|im_end|>)")
         check_engine_names(self.engine)
         for name in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size"):  # the ones read here
-            check_minimum(self.engine.get(name), 1, name, "vllm")
+            if not (name == "max_model_len" and self.engine.get(name) == AUTO_FIT):
+                check_minimum(self.engine.get(name), 1, name, "vllm")
         object.__setattr__(self, "sampling", sampling_defaults(self.sampling_params))
 
     # The engine fields the backend reads itself (counting, screening, replicas), vLLM's default where not given.
@@ -180,8 +184,10 @@ class VLLMSettings(EngineSettings):
 
     @property
     def max_model_len(self) -> int | None:
+        """The context length given; None where vLLM sets it (from the model config, or `auto`: what fits the GPU's
+        memory, known once the engine is built, which reports it)."""
         value = self.engine_arg("max_model_len")
-        return value if isinstance(value, int) else None
+        return value if isinstance(value, int) and value != AUTO_FIT else None
 
     @property
     def seed(self) -> int:
