@@ -52,6 +52,22 @@ def comparison_error(stderr: float, stderr_clustered: float) -> float:
     return stderr_clustered
 
 
+def comparison_df(n_clusters: int, overlap: bool, effective_clusters: float = NAN) -> float | None:
+    """The degrees of freedom of a paired difference's t interval and p: None (the normal) for a crossed design's
+    graph sum; else the clusters the clustered variance rests on, less one: Satterthwaite's (1946) degrees of freedom
+    for a variance that is a sum of C cluster terms, each term's share measured by its cluster's squared total T_c²,
+    G* = (Σ T_c²)² / Σ T_c⁴ (Carter, Schnepel and Steigerwald 2017's effective number of clusters, their
+    heterogeneity measured from the data), never above C, and at least 1. C - 1 (Cameron and Miller 2015) where every
+    cluster adds alike; fewer where a few carry the variance, as when two runs of one model differ on a handful of
+    rows: with t_{C-1} a 30-item paired difference with 5 discordant rows, all one way, got p < .05 where the exact
+    sign test cannot go below .0625, and two runs of one model came out "significant" in up to 6.1 % of replications
+    (`bench/paired_null.py`, issue 88). NaN `effective_clusters` (not measured: a bootstrap error) gives C - 1."""
+    if overlap:
+        return None
+    clusters = min(float(n_clusters), effective_clusters) if math.isfinite(effective_clusters) else n_clusters
+    return max(clusters - 1, 1.0) if n_clusters > 1 else float(n_clusters - 1)
+
+
 def wilson_interval(proportion: float, n: float, level: float = 0.95, method: str = "wilson") -> tuple[float, float]:
     """The Wilson score interval of a proportion (0..1) observed on `n` rows, or on an effective n
     (`effective_n`: n / deff, non-integer allowed): statsmodels' `proportion_confint(method="wilson")`; `method`
@@ -91,7 +107,7 @@ def interval(estimate: float, stderr: float, level: float = 0.95, df: float | No
 @dataclass(frozen=True)
 class PairedDifference:
     """mean(a) - mean(b) over paired rows: its plain and clustered errors, clusters, design effect, the clustered
-    interval and two-sided p (Student's t with C - 1 degrees of freedom for a partition, normal for an overlap
+    interval and two-sided p (Student's t with `comparison_df`'s degrees of freedom for a partition, normal for an overlap
     design), the per-row correlation of a and b, and for 0/1 values McNemar's discordant counts (b: a right and
     b wrong; c: the reverse) and exact p."""
 
@@ -134,7 +150,7 @@ def paired_difference(
         raise ValueError(f"{len(x)} and {len(y)} values: a paired difference needs the same rows in both")
     error = mean_error(x - y, keys)
     estimate = float(np.mean(x - y)) if len(x) else NAN
-    df = None if error.overlap else error.n_clusters - 1
+    df = comparison_df(error.n_clusters, error.overlap, error.effective_clusters)
     low, high = interval(estimate, error.stderr_clustered, level, df)
     p_value = two_sided_p(estimate, error.stderr_clustered, df)
     binary = len(x) > 0 and bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))

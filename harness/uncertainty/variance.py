@@ -145,7 +145,9 @@ def design_from_keys(keys: Sequence[Sequence[Hashable]]) -> ClusterDesign:
 class ClusteredError:
     """An aggregate's errors: `stderr` (i.i.d. rows), `stderr_clustered`, `n` rows, `n_clusters`, `design_effect`
     (the clustered variance over the plain one, each without its small-sample factor), `overlap` (the graph sum of a
-    crossed design was used) and `method` (how the aggregate was linearized or resampled)."""
+    crossed design was used), `method` (how the aggregate was linearized or resampled) and `effective_clusters`
+    ((Σ_c T_c²)² / Σ_c T_c⁴ of a partition's cluster totals T_c: how many clusters the clustered variance rests on,
+    C where every cluster adds alike, 1 where one carries it all; NaN where not measured)."""
 
     stderr: float
     stderr_clustered: float
@@ -154,6 +156,7 @@ class ClusteredError:
     design_effect: float
     overlap: bool = False
     method: str = "mean"
+    effective_clusters: float = NAN
 
     @property
     def effective_n(self) -> float:
@@ -236,7 +239,11 @@ def _error(
     estimable = raw_clustered > 0 or (raw_clustered == 0 and not design.overlap)
     clustered = math.sqrt(cluster_factor * raw_clustered) if estimable else NAN
     deff = raw_clustered / raw_plain if raw_plain > 0 and estimable else NAN
-    return ClusteredError(stderr, clustered, n, clusters, deff, design.overlap, method)
+    effective = NAN
+    if not design.overlap and raw_clustered > 0:
+        squares = np.bincount(design.labels, weights=psi, minlength=clusters) ** 2
+        effective = min(float(squares.sum() ** 2 / np.dot(squares, squares)), float(clusters))
+    return ClusteredError(stderr, clustered, n, clusters, deff, design.overlap, method, effective)
 
 
 def mean_error(values: Sequence[float] | np.ndarray, keys: Sequence[Sequence[Hashable]]) -> ClusteredError:

@@ -16,7 +16,8 @@ own aggregation, so the difference is of like with like):
   clustered error; where a member is a task's own `!function`, each run's group redrawn on the same clusters and
   differenced per draw (the cluster bootstrap, as a group's own error is then).
 
-The interval and p use Student's t with C - 1 degrees of freedom (C clusters), or the normal for a crossed design's
+The interval and p use Student's t with the clusters' degrees of freedom (`comparison_df`: C - 1 for C clusters that
+add alike, fewer where a few carry the variance), or the normal for a crossed design's
 graph sum; the p values of every row are adjusted together (Holm, or Benjamini-Hochberg).
 """
 
@@ -40,6 +41,7 @@ from harness.running.task.task import Task
 from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error
 from harness.uncertainty.comparisons import (
     adjust_pvalues,
+    comparison_df,
     comparison_error,
     correlation,
     interval,
@@ -113,7 +115,7 @@ def _row(
 ) -> ComparisonRow:
     """A row's numbers from A's and B's values and the difference's errors (its tests and counts filled in later)."""
     estimate = values[0] - values[1] if all(math.isfinite(v) for v in values) else NAN
-    df = None if error.overlap else error.n_clusters - 1
+    df = comparison_df(error.n_clusters, error.overlap, error.effective_clusters)
     se = comparison_error(error.stderr, error.stderr_clustered)  # a design effect under 1 taken as 1
     low, high = interval(estimate, se, options.level, df)
     mde = paired_mde(se, options.alpha, options.power)  # the one `harness power --pair` gives the pair
@@ -151,7 +153,7 @@ def _row(
     )
 
 
-def _p_value(estimate: float, stderr: float, df: int | None, clusters: int) -> float:
+def _p_value(estimate: float, stderr: float, df: float | None, clusters: int) -> float:
     """The two-sided p of the clustered difference (t with `df`, or normal). Where it has no spread at all (every
     cluster's difference the same: a constant answer against a model that is always right, or two identical runs), t
     is 0/0: identical runs give 1.0, and a difference the sign test on the clusters, 2 · 0.5^C (every cluster the

@@ -60,7 +60,7 @@ class ComparisonRow(TypedDict):
     n_clusters: Count
     design_effect: Number
     overlap: bool  # a crossed design: the graph sum and the normal distribution
-    df: int | None  # Student's t degrees of freedom of the interval and p (clusters - 1); null: normal
+    df: float | None  # Student's t degrees of freedom of the interval and p (`comparison_df`); null: normal
     low: Number  # the interval at `level`
     high: Number
     p_value: Number  # two-sided, of the clustered difference against 0

@@ -18,6 +18,7 @@ from harness.uncertainty.bootstrap import bootstrap_error, cluster_bootstrap
 from harness.uncertainty.comparisons import (
     adjust_pvalues,
     chance_of_at_least,
+    comparison_df,
     effective_n,
     equivalence_p,
     expected_by_chance,
@@ -95,7 +96,9 @@ def test_a_paired_difference_is_clustered_on_its_rows_keys() -> None:
     assert diff.a_only == int(((a == 1) & (b == 0)).sum()) and diff.b_only == int(((a == 0) & (b == 1)).sum())
     assert diff.mcnemar_p == pytest.approx(mcnemar_exact(diff.a_only, diff.b_only))
     assert diff.correlation == pytest.approx(np.corrcoef(a, b)[0, 1])
-    half = stats.t.ppf(0.975, 29) * diff.stderr_clustered
+    df = comparison_df(30, False, mean_error(a - b, keys).effective_clusters)  # the clusters it rests on (issue 88)
+    assert 10 < df <= 29
+    half = stats.t.ppf(0.975, df) * diff.stderr_clustered
     assert (diff.low, diff.high) == pytest.approx((diff.estimate - half, diff.estimate + half))
     same = paired_difference(a, a, keys)
     assert same.estimate == 0.0 and same.stderr_clustered == 0.0 and math.isnan(same.p_value)

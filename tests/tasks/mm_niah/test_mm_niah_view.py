@@ -74,3 +74,21 @@ def test_a_sample_names_the_fields_of_its_score_and_shows_the_options_letter(res
     # an open answer's gold, and a gold the hook cannot read, stay as the journal holds them
     assert gold_text('"oak"', VIEW_HOOKS.gold_shown, {"answer_kind": "open"}) == "oak"
     assert gold_text("[1, 2]", VIEW_HOOKS.gold_shown, {"answer_kind": "choice", "choices": ["a", "b"]}) == "1\n2"
+
+
+def test_no_metrics_effective_n_is_above_its_rows(results: Path) -> None:
+    """Issue 88: the metrics table gave an effective n of 244.4 and 575.6 for tasks of 6 rows (p(1 - p) / SE² of a
+    score with partial credit or the grid average); it is never above the rows (Korn and Graubard's truncation)."""
+    client = view_client(results)
+    capped = 0
+    for journal in sorted((results / "random").glob("journal_mm_niah_*_val.jsonl")):
+        task = journal.stem.removeprefix("journal_")
+        page = client.get("/samples", params={"model": "random", "task": task}).text
+        for row in re.findall(r'<tr class="metric-error">(.*?)</tr>', page, re.S):
+            cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            rows, effective = cells[4], cells[7]
+            if not re.fullmatch(r"[\d.]+", effective):
+                continue
+            assert float(effective) <= float(rows), (task, cells)
+            capped += float(effective) == float(rows)
+    assert capped > 0  # some metric's p(1 - p) / SE² is above its rows: the cap is what holds it
