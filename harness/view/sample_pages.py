@@ -13,8 +13,11 @@ A task's metrics with their errors as its results file records them: the value, 
 and from the file's `uncertainty` section (`harness.outputs.results.results_file.MetricUncertainty`) its rows, clusters,
 design effect and method. Nothing is re-computed here: the viewer shows what the run wrote.
 
-A metric whose scored rows are all 0 or full marks is a proportion, and the task's headline metric is on the scale
-report.md shows it on: each gets the interval report.md gives it (`harness.outputs.results.estimates.Estimate.interval`:
+One scale a table, as report.md keeps it: a metric on a scale (its benchmark's, else 0-1 where every model's value
+lies there: `report.row_scale`) is shown on report.md's 0-100, its errors and interval with it; any other (a count, a
+mean on no 0-100 scale) as recorded, in a table of its own. A metric whose scored rows are all 0 or full marks (its
+scale's, where it has one) is a proportion, and the task's headline metric is on the scale report.md shows it on: each
+gets the interval report.md gives it (`harness.outputs.results.estimates.Estimate.interval`:
 Wilson's on the effective n, p(1 - p) / SE² with SE the larger of the clustered and plain errors, with Korn and
 Graubard's degrees-of-freedom factor where the error rests on few clusters: `Estimate.interval_n`; docs/statistics.md),
 which never collapses at 0 % or 100 %, where "± 0.0" would say a 0 of 12 is certain. The effective n shown is n_eff,
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -33,6 +36,7 @@ import numpy as np
 from starlette.requests import Request
 from starlette.responses import Response
 
+from harness.outputs.report.report_md import PERCENT, row_scale
 from harness.outputs.results.estimates import Estimate
 from harness.outputs.results.results_file import MetricUncertainty
 from harness.view import groups
@@ -77,7 +81,12 @@ def samples(viewer: Viewer, request: Request) -> Response:
         metric_shown=headline,
         vs=versus or "",
         others=others,
-        errors=task_errors(run, table["index"], (headline, heads[0][1].scale) if headline else None),
+        errors=task_errors(
+            run,
+            table["index"],
+            (headline, heads[0][1].scale) if headline else None,
+            lambda metric: row_scale(catalog.everyone, run.task, metric, catalog.declared),
+        ),
         pairs=others,
         **table,
     )
@@ -203,7 +212,8 @@ def same_item_rows(viewer: Viewer, run: TaskRun, keys: tuple[str, ...]) -> list[
 
 @dataclass(frozen=True)
 class MetricErrors:
-    """One metric of a task as the page shows it (NaN where the results file holds no number)."""
+    """One metric of a task as the page shows it (NaN where the results file holds no number): its value, errors and
+    interval on 0-100 where `percent`, else as recorded."""
 
     metric: str
     filter: str
@@ -214,8 +224,9 @@ class MetricErrors:
     n_clusters: int | None
     design_effect: float
     method: str
-    wilson: tuple[float, float] | None  # on the metric's own scale; None: not a proportion
+    wilson: tuple[float, float] | None  # None: not a proportion
     effective_n: float  # n_eff (`Estimate.effective_n`), before the interval's df factor (NaN: none)
+    percent: bool  # on report.md's 0-100 scale (else as recorded)
 
 
 def _uncertainty(run: TaskRun) -> Mapping[str, MetricUncertainty]:
@@ -234,19 +245,26 @@ def _count(value: object) -> int | None:
     return value if ok and isinstance(value, int) else None
 
 
-def _full_marks(index: SampleIndex, metric: str) -> float | None:
-    """Full marks of a 0/1 (or 0/100) metric over the journal's scored rows; None for any other metric."""
+def _full_marks(index: SampleIndex, metric: str, scale: int | None) -> float | None:
+    """Full marks of a 0/1 (or 0/100) metric over the journal's scored rows, its `scale` where it has one (rows all 0
+    say none); None for any other metric."""
     values = index.metrics.get(metric)
     if values is None:
         return None
     seen = values[~np.isnan(values)]
-    full = index.full_marks(metric)
+    full = scale or index.full_marks(metric)
     return full if len(seen) and bool(np.all((seen == 0.0) | (seen == full))) else None
 
 
-def task_errors(run: TaskRun, index: SampleIndex, headline: tuple[str, int | None] | None = None) -> list[MetricErrors]:
+def task_errors(
+    run: TaskRun,
+    index: SampleIndex,
+    headline: tuple[str, int | None] | None = None,
+    scale_of: Callable[[str], int | None] = lambda metric: None,
+) -> list[MetricErrors]:
     """Each metric of the task's results (`"<metric>,<filter>"`), its errors beside it; `headline`: the task's
-    headline metric and the scale report.md shows it on (`report.row_scale`), whose interval is report.md's."""
+    headline metric and the scale report.md shows it on (`report.row_scale`), whose interval is report.md's;
+    `scale_of`: a metric's scale as report.md shows it (None: as recorded)."""
     uncertainty = _uncertainty(run)
     out = []
     for key, raw in run.entry.items():
@@ -260,23 +278,26 @@ def task_errors(run: TaskRun, index: SampleIndex, headline: tuple[str, int | Non
         deff = as_float(details.get("design_effect"))
         stderr = as_float(run.entry.get(f"{metric}_stderr,{filter_}"))
         clustered = as_float(run.entry.get(f"{metric}_stderr_clustered,{filter_}"))
-        scale = headline[1] if headline is not None and headline[0] == metric else _full_marks(index, metric)
+        shown_on = headline[1] if headline is not None and headline[0] == metric else scale_of(metric)
+        scale = shown_on if headline is not None and headline[0] == metric else _full_marks(index, metric, shown_on)
         estimate = Estimate(_finite(value), _finite(stderr), _finite(clustered), n, clusters, scale, _finite(deff))
         size = estimate.effective_n() if scale else None
         wilson = estimate.interval() if size is not None else None
+        factor = PERCENT / shown_on if shown_on else 1.0
         out.append(
             MetricErrors(
                 metric,
                 filter_,
-                value,
-                stderr,
-                clustered,
+                value * factor,
+                stderr * factor,
+                clustered * factor,
                 n,
                 clusters,
                 deff,
                 str(details.get("method") or ""),
-                wilson,
+                (wilson[0] * factor, wilson[1] * factor) if wilson is not None else None,
                 math.nan if size is None else size,
+                bool(shown_on),
             )
         )
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import inspect
 import re
+import shutil
 from collections.abc import Callable
 from inspect import signature
 from pathlib import Path
@@ -238,6 +239,14 @@ ADDED_TOKENS: dict[str, dict[str, str]] = {
     # (Qwen2.5-Omni's 151652: its processor's "<|vision_bos|>")
     "qwen2_5_omni_thinker": {"vision_start_token_id": "<|vision_bos|>", "vision_end_token_id": "<|vision_eos|>"},
     "qwen3_omni_moe_thinker": {"vision_start_token_id": "<|vision_bos|>", "vision_end_token_id": "<|vision_eos|>"},
+}
+
+
+# Types whose published checkpoints lack what the tiny one is given to run: the harness' refusal of them is the table's
+# line (`published_refusal`), the tiny run with it checked beside
+PUBLISHED_WITHOUT_TEMPLATE = {
+    # google/paligemma-3b-* and paligemma2-*: their files hold no chat template (docs/backends.md, PaliGemma-3B)
+    "paligemma",
 }
 
 
@@ -986,6 +995,24 @@ def counting(folder: Path) -> str:
     return "an estimate"
 
 
+def published_refusal(model_type: str, folder: Path) -> str | None:
+    """docs/models.md's line for a type whose published checkpoints have no chat template: the refusal the hf backend
+    gives its tiny checkpoint saved without one (as `--screen_only` gives it too); None for any other type."""
+    from harness.models.shared.hf_counting import NoChatTemplate, ProcessorCount
+
+    if model_type not in PUBLISHED_WITHOUT_TEMPLATE:
+        return None
+    bare = folder.with_name(f"{folder.name}-as-published")
+    shutil.copytree(folder, bare, ignore=shutil.ignore_patterns("chat_template.*", "*.safetensors"))
+    try:
+        ProcessorCount.load(str(bare), offline=True)
+    except NoChatTemplate as err:
+        return f"refused as published: it{str(err).removeprefix(str(bare))} (given one, it {RUNS})"
+    finally:
+        shutil.rmtree(bare)
+    raise AssertionError(f"{model_type}: its checkpoint without a chat template is not refused")
+
+
 def docs_row(model_type: str, result: str, counted: str = "-") -> str:
     """The line of docs/models.md's table for a type: "runs end to end" or why it cannot, and how a prompt is counted
     before sending (the test checks each)."""
@@ -1000,7 +1027,8 @@ def _main() -> None:  # the table by hand: python -m tests.support.checkpoint_fa
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 folder = build(model_type, Path(tmp) / model_type)
-                print(docs_row(model_type, RUNS, counting(folder)), flush=True)
+                result = published_refusal(model_type, folder) or RUNS
+                print(docs_row(model_type, result, counting(folder)), flush=True)
             except CannotBuild as err:
                 print(docs_row(model_type, str(err)), flush=True)
 

@@ -117,6 +117,11 @@ def config_transformers_lacks(pretrained: str, revision: str | None) -> PreTrain
     return PreTrainedConfig.from_dict(own)
 
 
+class NoChatTemplate(ValueError):
+    """A checkpoint without a chat template (PaliGemma's as published): the `hf` backend places a prompt's images by
+    rendering one, so its run is refused, and its screen says so rather than estimating a prompt the run never sends."""
+
+
 class ProcessorCount:
     """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
 
@@ -146,7 +151,7 @@ class ProcessorCount:
             or getattr(self.tokenizer, "chat_template", None)
         )
         if not template:
-            raise ValueError(f"{name} has no chat template; the hf backend needs one to place images")
+            raise NoChatTemplate(f"{name} has no chat template; the hf backend needs one to place images")
         self.chat_template = str(template)
         self.name = name
         self.max_pixels = max_pixels

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from harness.api import Request
-from tests.support.checkpoint_factory import RUNS, CannotBuild, build, counting, docs_row, image_text_types
+from tests.support.checkpoint_factory import (
+    RUNS,
+    CannotBuild,
+    build,
+    counting,
+    docs_row,
+    image_text_types,
+    published_refusal,
+)
 from tests.support.forward_pass import checkpoint_pass
 from tests.support.model_requests import encode_image, make_request
 
@@ -84,7 +92,7 @@ def test_every_image_text_type_runs_end_to_end_or_says_why_not(
     except CannotBuild as err:
         assert documented()[model_type] == docs_row(model_type, str(err))
         return
-    result = fails_here(model_type) if model_type in FAILS_HERE else RUNS
+    result = fails_here(model_type) if model_type in FAILS_HERE else published_refusal(model_type, folder) or RUNS
     assert documented()[model_type] == docs_row(model_type, result, counting(folder))
     run = harness(
         *("--tasks", "toy_colors,toy_pairs", "--model", "hf", "--include_path", toy_tasks, "--data_dir", toy_dir),

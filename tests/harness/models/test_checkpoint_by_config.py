@@ -201,6 +201,27 @@ def test_a_thinking_checkpoint_s_run_takes_its_thinking_out_and_records_it(
     assert config["reasoning_tags_from"] == "the chat template, which opens a thinking block (<think>)"
 
 
+def test_a_checkpoint_without_a_template_is_refused_by_the_hf_screen_as_by_its_run(
+    harness, data_dir: Path, tmp_path: Path
+) -> None:
+    """PaliGemma as published has no chat template, which the hf backend places images with: its run is refused in
+    one line, and `--screen_only` says the same, not that every sample would be sent (issue 89)."""
+    folder = tmp_path / "paligemma-3b-pt-224"
+    processor = processors.paligemma()
+    processor.chat_template = processor.tokenizer.chat_template = None
+    processor.save_pretrained(folder)
+    configs.paligemma(processor.tokenizer).save_pretrained(folder)  # no weights: the run reads the processor first
+    refusal = f"{folder} has no chat template; the hf backend needs one to place images"
+    screened = screen(harness, data_dir, "hf", f"pretrained={folder}")
+    ran = harness(
+        *("--tasks", TASK, "--model", "hf", "--model_args", f"pretrained={folder},device=cpu"),
+        *("--data_dir", data_dir, "--limit", "2", "--output_path", tmp_path / "out"),
+    )
+    for run in (screened, ran):
+        assert run.code != 0 and refusal in run.err and "Traceback" not in run.err, run.err
+        assert "would be sent" not in run.out
+
+
 def test_a_checkpoint_without_a_template_is_counted_with_the_one_vllm_falls_back_to(tmp_path: Path) -> None:
     """vLLM renders a checkpoint that has no chat template with the one it ships for its model type (MiniCPM-V 4.5's,
     by its name): the vllm backend's count renders with the same."""

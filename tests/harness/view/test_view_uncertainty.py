@@ -71,9 +71,10 @@ def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effe
         entry = _results(two_baselines, model)["results"][K1]
         uncertainty = _results(two_baselines, model)["uncertainty"][K1]["exact_acc"]
         value, stderr, clustered, n, clusters, deff, eff_n, wilson, method = rows["exact_acc"]
-        assert float(value) == pytest.approx(entry["exact_acc,none"], abs=1e-3)
-        assert float(stderr) == pytest.approx(entry["exact_acc_stderr,none"], abs=1e-3)
-        assert float(clustered) == pytest.approx(entry["exact_acc_stderr_clustered,none"], abs=1e-3)
+        # a proportion on report.md's 0-100 scale, its errors and interval with it
+        assert float(value) == pytest.approx(100 * entry["exact_acc,none"], abs=1e-1)
+        assert float(stderr) == pytest.approx(100 * entry["exact_acc_stderr,none"], abs=1e-1)
+        assert float(clustered) == pytest.approx(100 * entry["exact_acc_stderr_clustered,none"], abs=1e-1)
         assert (int(n), int(clusters), method) == (uncertainty["n"], uncertainty["n_clusters"], "mean")
         recorded = uncertainty["design_effect"]
         assert deff == ("N/A" if recorded == "N/A" else f"{recorded:.4g}".rstrip("0").rstrip("."))
@@ -83,11 +84,11 @@ def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effe
             entry["exact_acc_stderr_clustered,none"],
             int(clusters),
         )
-        low, high = (float(x) for x in wilson.strip("[]").split(","))
+        low, high = (float(x) / 100 for x in wilson.strip("[]").split(","))
         assert (low, high) == pytest.approx(expected, abs=1e-3)
         assert high > low  # never a collapsed interval, even at 0 of 12
     constant = _error_rows(client.get("/samples", params={"model": "constant", "task": K1}).text)["exact_acc"]
-    assert constant[0] == "0" and constant[5] == "N/A" and float(constant[7].strip("[]").split(",")[1]) > 0.2
+    assert constant[0] == "0" and constant[5] == "N/A" and float(constant[7].strip("[]").split(",")[1]) > 20
     assert "± 0" not in client.get("/samples", params={"model": "constant", "task": K1}).text
 
 
@@ -180,3 +181,24 @@ def test_no_number_on_a_page_is_in_exponent_form(two_baselines: Path) -> None:
     for page in pages:
         text = re.sub(r"<[^>]+>", " ", page)
         assert not re.findall(r"(?<![\w.])\d(?:\.\d+)?e[-+]\d+\b", text)
+
+
+def test_a_task_page_s_metrics_keep_one_scale_a_table(tmp_path: Path, fixture_builds) -> None:
+    """MileBench records every metric on its 0-100 scale; a constant answer scores 0 on each row, which the rows alone
+    cannot place: `score` (the headline) and `rouge_l_f`, the same rows, read alike on 0-100 (the page once gave
+    `score` [0, 56.15] above `rouge_l_f` [0, 0.5615], issue 89); a number on no 0-100 scale is in a table of its own."""
+    from tests.support.results_runs import harness_run
+
+    task = "milebench_alfred"
+    results = harness_run(
+        tmp_path / "out",
+        fixture_builds(milebench=["alfred"]),
+        task,
+        "constant",
+        *("--model_args", "answer=-1", "--limit", "6"),
+    )
+    page = view_client(results).get("/samples", params={"model": "constant", "task": task}).text
+    scaled = page[page.index('id="metric-errors"') :].split("</table>")[0]
+    rows = _error_rows(scaled)
+    assert rows["score"][7] == rows["rouge_l_f"][7] and float(rows["rouge_l_f"][7].strip("[]").split(",")[1]) > 20
+    assert all(cells[0] == "N/A" or 0 <= float(cells[0]) <= 100 for cells in rows.values()), rows

@@ -22,10 +22,12 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     it runs (exact); with `text_only=true`, the tokenizer and config, counted by `TextOnlyCount` after the fit, as the
     text-only path sends it. A checkpoint whose processor does not load offline is counted by its family's rule, the
     family its config on this machine names, or the alias that names it (`harness.models.families.checkpoint_family`; a
-    text LLM by the rows' figures): an estimate, labelled with why and with how its family is known, or that none is."""
+    text LLM by the rows' figures): an estimate, labelled with why and with how its family is known, or that none is. A
+    checkpoint the run refuses (code it would run in transformers' place, no chat template) is refused here alike."""
     from harness.models.backends.hf.settings import HFSettings, context_limit, processor_count
     from harness.models.backends.hf.text_only import TextOnlyCount
     from harness.models.facts.checkpoint import load_failure
+    from harness.models.shared.hf_counting import NoChatTemplate
 
     # Unlike the run, a screen may name no checkpoint: it is then counted by the rows' rule, and says so.
     settings = settings_from_args(HFSettings, {"pretrained": "", **args}, "hf")
@@ -47,8 +49,8 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
             if settings.text_only
             else processor_count(settings, offline=True)
         )
-    except RemoteCodeRefused:
-        raise  # the checkpoint's code is refused, not estimated around
+    except (RemoteCodeRefused, NoChatTemplate):
+        raise  # the run refuses the checkpoint (its code, or no template to place images with): so does the screen
     except Exception as err:  # whatever keeps the processor from loading offline: the family's estimate, and why
         why = load_failure(settings.pretrained, err, offline=True)
         # its family by its config on this machine, or the alias that names it (a text LLM: the rows' figures)
