@@ -280,7 +280,11 @@ def task_errors(
         clustered = as_float(run.entry.get(f"{metric}_stderr_clustered,{filter_}"))
         shown_on = headline[1] if headline is not None and headline[0] == metric else scale_of(metric)
         scale = shown_on if headline is not None and headline[0] == metric else _full_marks(index, metric, shown_on)
-        estimate = Estimate(_finite(value), _finite(stderr), _finite(clustered), n, clusters, scale, _finite(deff))
+        method = details.get("method")  # a bootstrap's error (a task's own aggregation) gets its own interval
+        estimate = Estimate(
+            _finite(value), _finite(stderr), _finite(clustered), n, clusters, scale, _finite(deff),
+            method if isinstance(method, str) else None,
+        )  # fmt: skip
         size = estimate.effective_n() if scale else None
         wilson = estimate.interval() if size is not None else None
         factor = PERCENT / shown_on if shown_on else 1.0
