@@ -138,13 +138,10 @@ class GenerationSettings:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> GenerationSettings:
         values = dict(values)
-        # transformers' and lmms-eval's tasks spell greedy decoding `num_beams: 1`, the default here; a beam search
-        # is none of the decodings a run makes
-        beams = values.pop("num_beams", 1)
+        beams = values.pop("num_beams", 1)  # greedy as transformers and lmms-eval spell it; no run makes a beam search
         if type(beams) is not int or beams != 1:
             raise ValueError(
-                f"num_beams={beams!r}: beam search is not run; decoding is greedy (num_beams=1, the default) or "
-                "sampled (do_sample=true)"
+                f"num_beams={beams!r}: beam search is not run; decoding is greedy (num_beams=1, the default) or sampled (do_sample=true)"
             )
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(values) - known)
@@ -234,8 +231,7 @@ class Response:
     usage: dict[str, int] = field(default_factory=dict)
     sent: Sent | None = field(default=None, compare=False)  # the request as the backend sent it (`harness.sent`)
     prompt_cache: CacheAsked | None = field(default=None, compare=False)  # what its provider's cache was asked
-    # the sha256 of the prompt's token ids as the model was given them (`harness.sent.token_ids_sha256`), where known
-    prompt_ids_sha256: str | None = field(default=None, compare=False)
+    prompt_ids_sha256: str | None = field(default=None, compare=False)  # of its token ids (`harness.sent`), if known
 
     @property
     def ok(self) -> bool:

@@ -1,8 +1,5 @@
-"""`harness`: evaluate models on tasks (`harness --tasks ... --model ...`), and the subcommands
-`harness ls`, `harness models`, `harness report DIR`, `harness view DIR`, `harness merge OUT SHARD_DIR...`,
-`harness compare DIR [DIR_B]` and `harness power`.
-
-Like lm-eval, the bare form runs an evaluation; `harness run ...` is the same thing spelled out.
+"""`harness`: evaluate models on tasks (`harness --tasks ... --model ...`; like lm-eval's, `harness run ...` spelled
+out), and the subcommands `ls`, `models`, `report`, `view`, `merge`, `compare` and `power`.
 User mistakes end with a one-line `harness: error: ...` and exit code 2, whichever command was given (an argparse
 mistake of a subcommand ends by naming its `--help`); `harness` alone prints its help; a backend that stops the
 run (rejected API key, unreachable server, engine failure) or an output that cannot be written (a read-only
@@ -11,11 +8,10 @@ or full disk: the line names the file and the system's reason) ends with one lin
 Output layout, under `--output_path OUT`: `OUT/<model folder>/` (see `model_folder_name`) holds
 `journal_<task>.jsonl` (the resumable journal), `results_<date>.json` and, with `--log_samples`,
 `samples_<task>_<date>.jsonl` (both as lm-eval names and shapes them), `cache.sqlite3` (the response
-cache, unless `--cache_dir` puts it elsewhere) and `harness.lock` (one run at a time). The cache lives
-beside the journals of that model, so every later run of the model into OUT reuses it: the journal
-already spares a rerun of the same command every model call, and the cache covers what a journal does
-not (a journal deleted or refused after a task's YAML changed, a task renamed or new but asking the same
-prompts, a group and its member tasks, an evaluation repeated after removing its samples).
+cache, unless `--cache_dir` puts it elsewhere) and `harness.lock` (one run at a time). The cache, beside the
+model's journals, serves every later run of the model into OUT where a journal does not (one deleted or refused
+after a task's YAML changed, a task renamed or new asking the same prompts, a group and its member tasks, an
+evaluation repeated after removing its samples); the journal spares a rerun of the same command every call.
 """
 
 from __future__ import annotations
@@ -366,21 +362,6 @@ def _run(argv: list[str], run_file: RunFile | None) -> int:
     return run_with_results(options, argv, run_file.record if run_file else None)[0]
 
 
-def _run_each(argv: list[str], runs: list[RunFile]) -> int:
-    """lmms-eval's batch file: its runs one after another, each said as it starts; one that fails is said and the
-    next runs, as lmms-eval goes on; the exit code is the first failure's (0 where all finished)."""
-    codes = []
-    for i, run_file in enumerate(runs, 1):
-        print(f"harness: {run_file.path}: run {i} of {len(runs)}", file=sys.stderr, flush=True)
-        try:
-            codes.append(_run(argv, run_file))
-        except UserError as err:
-            codes.append(_said(err))
-    if failed := [str(i) for i, code in enumerate(codes, 1) if code]:
-        print(f"harness: {runs[0].path}: run {', '.join(failed)} of {len(runs)} failed", file=sys.stderr)
-    return next((code for code in codes if code), 0)
-
-
 def _main(argv: list[str]) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
@@ -393,7 +374,11 @@ def _main(argv: list[str]) -> int:
             run_parser().print_help()
             return 0
         _, runs = parse_runs(argv)  # before any heavy import: `--help` stays instant; every run of --config checked
-        return _run_each(argv, runs) if len(runs) > 1 else _run(argv, runs[0] if runs else None)
+        if len(runs) > 1:  # lmms-eval's batch file
+            from harness.run.run_file import run_each
+
+            return run_each(runs, lambda run_file: _run(argv, run_file), _said)
+        return _run(argv, runs[0] if runs else None)
     except UserError as err:
         return _said(err)
     except KeyboardInterrupt:  # Ctrl-C before a run has its plan (its tasks' data read), or of another command

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -203,3 +203,18 @@ def apply_run_file(
         where = f" (on the command line or in {args.config})" if run_file else ""
         raise UserError(f"the following arguments are required: {', '.join(missing)}{where}")
     return run_file
+
+
+def run_each(runs: list[RunFile], run: Callable[[RunFile], int], said: Callable[[UserError], int]) -> int:
+    """lmms-eval's batch file: its runs one after another, each said as it starts; one that fails is said and the
+    next runs, as lmms-eval goes on; the exit code is the first failure's (0 where all finished)."""
+    codes = []
+    for i, run_file in enumerate(runs, 1):
+        print(f"harness: {run_file.path}: run {i} of {len(runs)}", file=sys.stderr, flush=True)
+        try:
+            codes.append(run(run_file))
+        except UserError as err:
+            codes.append(said(err))
+    if failed := [str(i) for i, code in enumerate(codes, 1) if code]:
+        print(f"harness: {runs[0].path}: run {', '.join(failed)} of {len(runs)} failed", file=sys.stderr)
+    return next((code for code in codes if code), 0)

@@ -8,9 +8,8 @@ the rendered chat template tokenized, each image placeholder counted as the toke
 at the size the image is scaled to (`max_pixels`). Where the processor cannot tell an image's tokens from its
 size, it is given a blank image of that size and the tokens its placeholder became are counted (`measured`: the
 processor's own expansion, kept per size); only where that fails too is the image estimated by its model family's
-rule (`harness.models.families`), and the count says so. The chat
-is built as the model's official wrapper built it (`harness.models.facts.prompt_style`): the prompt counted is the prompt
-sent.
+rule (`harness.models.families`), and the count says so. The chat is built as the model's official wrapper built it
+(`harness.models.facts.prompt_style`): the prompt counted is the prompt sent.
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ if TYPE_CHECKING:
 
 
 def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
-    """(the image placeholder's token id, whether the processor tells how many tokens an image of a given
-    size becomes without seeing its pixels: transformers' `_get_num_multimodal_tokens`, as vLLM uses it)."""
+    """(the image placeholder's token id, whether the processor tells an image's tokens from its size without its
+    pixels: transformers' `_get_num_multimodal_tokens`, as vLLM uses it)."""
     token = getattr(processor, "image_token", None)
     token_id = getattr(processor, "image_token_id", None)
     if token_id is None and isinstance(token, str):
@@ -118,8 +117,7 @@ def config_transformers_lacks(pretrained: str, revision: str | None) -> PreTrain
 
 
 class NoChatTemplate(ValueError):
-    """A checkpoint without a chat template (PaliGemma's as published): the `hf` backend places a prompt's images by
-    rendering one, so its run is refused, and its screen says so rather than estimating a prompt the run never sends."""
+    """A checkpoint without a chat template (PaliGemma's as published): its run and its screen are refused alike."""
 
 
 class ProcessorCount:
@@ -258,10 +256,8 @@ class ProcessorCount:
         else:
             rule = self.family.rule if self.family else "the rows' rule"
             images = f"each image estimated by {rule} (the processor cannot tell an image's tokens from its size; "
-        return (
-            f"hf processor {type(self.processor).__name__}: the chat template's tokens, {images}checked again on "
-            "the real input_ids before generate)"
-        )
+        name = type(self.processor).__name__
+        return f"hf processor {name}: the chat template's tokens, {images}checked again on the real input_ids before generate)"
 
     @property
     def estimated(self) -> str:
@@ -283,8 +279,8 @@ class ProcessorCount:
         """The prompt text the processor is given: the chat as the prompt style builds it, rendered by the chat
         template (the answer prefix continued as the start of the assistant's turn where the style sends it), an
         image marker where each image goes, after the task's text round trip where it asks for one (so the screen
-        counts what the run sends: the runner round-trips the request, `Request.as_sent`); tokenized with the tokenizer's defaults, it starts with one BOS where the style
-        says so."""
+        counts what the run sends: `Request.as_sent`); tokenized with the tokenizer's defaults, it starts with one BOS
+        where the style says so."""
         chat = self.style.chat(request.as_sent, request.assistant_prefix, self.image_token)
         continued = self.style.continues(request)
         prompt = str(
@@ -297,9 +293,8 @@ class ProcessorCount:
                 **dict(self.style.template_kwargs),
             )
         )
-        if self._template_bos and prompt.startswith(self._template_bos):
-            prompt = prompt[len(self._template_bos) :]
-        return prompt
+        bos = self._template_bos
+        return prompt[len(bos) :] if bos and prompt.startswith(bos) else prompt
 
     def sent(self, request: Request, prompt: str | None = None) -> Sent:
         """The request as the `hf` backend gives it to the processor (`harness.sent`): its prompt (`render`), each
@@ -324,8 +319,7 @@ class ProcessorCount:
         )
 
     def prompt_tokens(self, request: Request) -> int:
-        """The prompt's tokens as the model sees them; the rows' rule where an image's size or the image
-        placeholder is unknown."""
+        """The prompt's tokens as the model sees them; the rows' rule where an image's size or placeholder is unknown."""
         images = request.images
         if any(i.width is None or i.height is None for i in images) or (images and self._image_token_id is None):
             return rows_prompt_tokens(request, self.max_pixels)
