@@ -20,8 +20,9 @@ class Overdue(Exception):
 
 
 @contextmanager
-def within(seconds: float, what: str, overdue: type[Overdue] = Overdue) -> Iterator[None]:
-    """Raise `overdue` (an `Overdue`) if the block runs longer than `seconds` (a timer signal interrupts it)."""
+def within(seconds: float, what: str, overdue: type[BaseException] = Overdue) -> Iterator[None]:
+    """Raise `overdue` (an `Overdue`, or a `BaseException` where the code under test passes by every `Exception`) if
+    the block runs longer than `seconds` (a timer signal interrupts it)."""
 
     def expire(signum: int, frame: FrameType | None) -> None:
         raise overdue(f"{what}: still running after {seconds} s")
