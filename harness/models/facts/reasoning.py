@@ -45,7 +45,7 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from types import FrameType
 from typing import Any
@@ -163,18 +163,16 @@ log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def rendering_within(what: str, seconds: float | None = None) -> Iterator[None]:
-    """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
-    render) stopped past `seconds` (`RENDER_SECONDS`) by a timer signal, in one line naming `what` (a `UserError`). Only the main
-    thread takes the signal: elsewhere, or under a sooner timer of the caller's, the block runs unbounded."""
-    seconds = RENDER_SECONDS if seconds is None else seconds
+def signal_deadline(seconds: float, expired: Callable[[], BaseException]) -> Iterator[None]:
+    """The block stopped past `seconds` by a timer signal, raising `expired()`. Only the main thread takes the
+    signal: elsewhere, or under a sooner timer of the caller's, the block runs unbounded; a later one is kept."""
     previous = signal.getitimer(signal.ITIMER_REAL)[0]
     if threading.current_thread() is not threading.main_thread() or 0 < previous <= seconds:
         yield
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        raise UserError(f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)")
+        raise expired()
 
     handler = signal.signal(signal.SIGALRM, expire)
     started = time.monotonic()
@@ -186,6 +184,14 @@ def rendering_within(what: str, seconds: float | None = None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, handler)
         if previous:  # the caller's timer, with what was left of it
             signal.setitimer(signal.ITIMER_REAL, max(previous - (time.monotonic() - started), 1e-3))
+
+
+def rendering_within(what: str) -> contextlib.AbstractContextManager[None]:
+    """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
+    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`)."""
+    seconds = RENDER_SECONDS
+    said = f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)"
+    return signal_deadline(seconds, lambda: UserError(said))
 
 
 def _render_both(template: str, out: Connection) -> None:
