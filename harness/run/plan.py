@@ -91,7 +91,13 @@ class RunPlan:
         as planned (with the checkpoint's template on this machine)."""
         if template is None:
             return self.thinking
-        return reasoning_in_force(self.options.reasoning_tags, self.model.alias, template, self.checkpoint_thinking)
+        return reasoning_in_force(
+            self.options.reasoning_tags,
+            self.model.alias,
+            template,
+            self.checkpoint_thinking,
+            "the model's chat template",
+        )
 
 
 def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:
@@ -163,16 +169,20 @@ def reasoning_in_force(
     alias: str | None,
     template: str | None = None,
     checkpoint: ReasoningTags | None = None,
+    template_of: str = "the checkpoint's chat template",
 ) -> Thinking:
     """How the run takes a model's thinking out of its answers: `--reasoning_tags` where given, else the alias's,
     else the markers the `checkpoint` declares, else the thinking block its chat `template` opens; and where that
-    comes from, in words."""
+    comes from, in words. A template past its bound on thinking tags is a `UserError` naming it (`template_of`)."""
     from harness.models.aliases import ALIASES
     from harness.models.facts.reasoning import in_force, source
 
     declared = ALIASES.get(alias) if alias else None
     tags, answer = (declared.reasoning_tags, declared.answer_tags) if declared is not None else (None, None)
-    return (*in_force(given, tags, answer, template, checkpoint), source(given, tags, template, checkpoint))
+    try:
+        return (*in_force(given, tags, answer, template, checkpoint), source(given, tags, template, checkpoint))
+    except ValueError as err:  # past the bound on thinking tags
+        raise UserError(f"{template_of}: {err}") from None
 
 
 def _set_verbosity(level: str | None) -> None:
@@ -383,7 +393,9 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
         sample_logs=log_samples,
         hub=hub,
         results_copy=results_copy,
-        thinking=reasoning_in_force(args.reasoning_tags, model.alias, template, declared),
+        thinking=reasoning_in_force(
+            args.reasoning_tags, model.alias, template, declared, f"checkpoint {pretrained}: its chat template"
+        ),
         checkpoint_thinking=declared,
         run_file=run_file,
     )

@@ -35,7 +35,7 @@ from harness.outputs.report.report_md import task_index
 from harness.outputs.results.groups import leaf_tasks, recorded_subtasks
 from harness.view.catalog import Catalog, warn
 from harness.view.sample_table import beside, others_of, sample_table, versus_of
-from harness.view.samples.sample_index import Judged, SampleIndex, joined, read_record
+from harness.view.samples.sample_index import SampleIndex, joined
 from harness.view.samples.text_columns import concat, concat_clusters
 from harness.view.shown import NONE_SHOWN, NOT_RUN, Shown, shown
 from harness.view.view_hooks_api import ViewHooks
@@ -205,14 +205,14 @@ class GroupIndex(SampleIndex):
 
     tasks: list[str] = field(default_factory=list)
     journals: list[Path] = field(default_factory=list)
-    judged_by_task: list[Judged] = field(default_factory=list)  # each task's `judged`
+    judge_logs: list[Path | None] = field(default_factory=list)  # each task's `judge_log`
     row_task: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
-    def record(self, row: int) -> dict[str, Any]:
-        task = int(self.row_task[row])
-        return read_record(
-            self.journals[task], int(self.offsets[row]), int(self.lengths[row]), self.judged_by_task[task]
-        )
+    def journal_of(self, row: int) -> Path:
+        return self.journals[int(self.row_task[row])]
+
+    def judge_log_of(self, row: int) -> Path | None:
+        return self.judge_logs[int(self.row_task[row])]
 
     def task_of(self, row: int) -> str:
         return self.tasks[int(self.row_task[row])]
@@ -246,7 +246,7 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
         size = len(index)
         group.tasks.append(task)
         group.journals.append(index.path)
-        group.judged_by_task.append(index.judged)
+        group.judge_logs.append(index.judge_log)
         row_task.append(np.full(size, number, np.int64))
         for name in names:
             columns[name].append(index.metrics.get(name, np.full(size, math.nan)))
@@ -264,6 +264,8 @@ def combine(parts: list[tuple[str, SampleIndex, str | None]]) -> GroupIndex:
     group.truncated = joined([index.truncated for _, index, _ in parts], bool)
     group.offsets = joined([index.offsets for _, index, _ in parts], np.int64)
     group.lengths = joined([index.lengths for _, index, _ in parts], np.int64)
+    group.judge_offsets = joined([index.judge_offsets for _, index, _ in parts], np.int64)
+    group.judge_lengths = joined([index.judge_lengths for _, index, _ in parts], np.int64)
     group.metrics = {name: joined(arrays, np.float64) for name, arrays in columns.items()}
     return group
 

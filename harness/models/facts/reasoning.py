@@ -35,14 +35,22 @@ thinking templates end it in `<think>`), an output that never closes it is think
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import multiprocessing
 import os
 import re
 import resource
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
+from types import FrameType
 from typing import Any
+
+from harness.errors import UserError
 
 # (start, end) pairs
 ReasoningTags = tuple[tuple[str, str], ...]
@@ -123,17 +131,27 @@ def template_thinking(template: str | None) -> ReasoningTags | None:
     """The tags a chat template's thinking is written in, where the template opens a thinking block (its generation
     prompt writes the start tag, the model the end), writes or reads one (a past turn's thinking, dropped at its end
     tag), or takes `enable_thinking` (then `<think>`, `</think>`, the tags such templates write); None for a
-    template that does none of these, or none at all."""
+    template that does none of these, or none at all. A `ValueError` past `THINKING_PAIRS_MOST` tags."""
     if not template:
         return None
-    pairs: dict[tuple[str, str], None] = {}  # in the order found, each once
-    for tag in _THINKING_TAG.finditer(template):
-        if "think" in tag[2]:
-            pairs.setdefault((f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}"))
+    found = (
+        (f"{tag[1]}{tag[2]}{tag[3]}", f"{tag[1]}/{tag[2]}{tag[3]}")
+        for tag in _THINKING_TAG.finditer(template)
+        if "think" in tag[2]
+    )
     closed = set(_CHANNEL_END.findall(template))
-    for channel in _THINKING_CHANNEL.finditer(template):
-        if channel[1] in closed:
-            pairs.setdefault((f"<|{channel[1]}>", f"<{channel[1]}|>"))
+    channels = (
+        (f"<|{channel[1]}>", f"<{channel[1]}|>")
+        for channel in _THINKING_CHANNEL.finditer(template)
+        if channel[1] in closed
+    )
+    pairs: dict[tuple[str, str], None] = {}  # in the order found, each once
+    for pair in itertools.chain(found, channels):
+        pairs.setdefault(pair)
+        if len(pairs) > THINKING_PAIRS_MOST:
+            raise ValueError(
+                f"it writes more than {THINKING_PAIRS_MOST} thinking tags, the most a reply's thinking is taken out with"
+            )
     if pairs:
         return tuple(pairs)
     return THINK if "enable_thinking" in template else None
@@ -142,6 +160,38 @@ def template_thinking(template: str | None) -> ReasoningTags | None:
 RENDER_SECONDS = 10  # a chat template renders a bare user turn in milliseconds
 RENDER_MOST = 1 << 20  # bytes a render of a bare user turn may write (some hundreds), and may allocate past its own
 log = logging.getLogger(__name__)
+
+
+@contextlib.contextmanager
+def signal_deadline(seconds: float, expired: Callable[[], BaseException]) -> Iterator[None]:
+    """The block stopped past `seconds` by a timer signal, raising `expired()`. Only the main thread takes the
+    signal: elsewhere, or under a sooner timer of the caller's, the block runs unbounded; a later one is kept."""
+    previous = signal.getitimer(signal.ITIMER_REAL)[0]
+    if threading.current_thread() is not threading.main_thread() or 0 < previous <= seconds:
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise expired()
+
+    handler = signal.signal(signal.SIGALRM, expire)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if previous:  # the caller's timer, with what was left of it
+            signal.setitimer(signal.ITIMER_REAL, max(previous - (time.monotonic() - started), 1e-3))
+
+
+def rendering_within(what: str) -> contextlib.AbstractContextManager[None]:
+    """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
+    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`)."""
+    seconds = RENDER_SECONDS
+    said = f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)"
+    return signal_deadline(seconds, lambda: UserError(said))
 
 
 def _render_both(template: str, out: Connection) -> None:

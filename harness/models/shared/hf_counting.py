@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from harness.api import Request
 from harness.models.facts.checkpoint import check_checkpoint_files, config_json
 from harness.models.facts.prompt_style import PromptStyle
+from harness.models.facts.reasoning import rendering_within
 from harness.models.facts.remote_code import before_loading
 from harness.models.families import config_family, style_named
 from harness.models.shared.hf_expansion import (
@@ -283,16 +284,11 @@ class ProcessorCount:
         where the style says so."""
         chat = self.style.chat(request.as_sent, request.assistant_prefix, self.image_token)
         continued = self.style.continues(request)
-        prompt = str(
-            self.processor.apply_chat_template(
-                chat,
-                chat_template=self.chat_template,
-                add_generation_prompt=not continued,
-                continue_final_message=continued,
-                tokenize=False,
-                **dict(self.style.template_kwargs),
-            )
-        )
+        what = f"{self.name}: the chat template's prompt of {request.task} doc {request.doc_id}"
+        flags = {"add_generation_prompt": not continued, "continue_final_message": continued, "tokenize": False}
+        flags.update(self.style.template_kwargs)
+        with rendering_within(what):  # a checkpoint's template is untrusted: a loop of range(100000) twice hung
+            prompt = str(self.processor.apply_chat_template(chat, chat_template=self.chat_template, **flags))
         bos = self._template_bos
         return prompt[len(bos) :] if bos and prompt.startswith(bos) else prompt
 
@@ -383,12 +379,13 @@ class ProcessorCount:
         probed so is not claimed exact."""
         parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
         try:
-            rendered = self.processor.apply_chat_template(
-                [{"role": "user", "content": parts}],
-                chat_template=self.chat_template,
-                add_generation_prompt=True,
-                tokenize=False,
-            )
+            with rendering_within(f"{self.name}: the chat template's probe prompt"):
+                rendered = self.processor.apply_chat_template(
+                    [{"role": "user", "content": parts}],
+                    chat_template=self.chat_template,
+                    add_generation_prompt=True,
+                    tokenize=False,
+                )
             call = self.settle(dict(self.processor_kwargs)).call
             sized = self._sized([PROBE_SIZE], dict(self.processor_kwargs))
             texts = (f"Look: {self.image_token} what?", str(rendered))

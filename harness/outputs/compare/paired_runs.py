@@ -183,7 +183,7 @@ def _with_judge_metrics(records: dict[str, SampleRecord], log: Path, folder: Pat
     try:
         if target is None:
             raise FileNotFoundError("no regular file of that name inside the results folder")
-        judged = read_judge_log(target)
+        judged = read_judge_log(target, records)
     except OSError as err:
         print(
             f"harness: {log}: unreadable judge log ({err.strerror or err}): its judge metrics are not compared",

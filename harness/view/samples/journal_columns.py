@@ -20,7 +20,7 @@ import pyarrow.json as pj
 
 from harness.api import STATUSES
 from harness.running.journal.journal_file import parse_line, record_problem
-from harness.view.samples.safe_files import LINE_MOST
+from harness.view.samples.safe_files import LINE_MOST, METRICS_MOST
 from harness.view.samples.text_columns import CLUSTER
 
 MiB = 1 << 20
@@ -97,7 +97,8 @@ def probe_metrics(fd: int, size: int, task: str) -> list[str]:
             if isinstance(record, dict) and record_problem(record, task) is None:
                 for name, value in (record.get("metrics") or {}).items():
                     if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
-                        names.setdefault(name)
+                        if len(names) < METRICS_MOST:
+                            names.setdefault(name)
                 seen += 1
                 if seen >= PROBED_LINES:
                     return list(names)

@@ -39,6 +39,9 @@ FIGURE_MANIFEST_MOST = 16 * contract.MiB
 LINE_MOST = 64 * contract.MiB
 HEADER_MOST = 1 * contract.MiB
 JOURNAL_LINES_MOST = 2_000_000  # a journal's lines indexed: 20 times the 100,000 samples of a large run
+# The metric columns an index makes (a task reports a few metrics, its judge a few more; each column is 8 bytes a
+# row): a metric past them is shown on its samples' pages alone.
+METRICS_MOST = 64
 
 
 def inside(root: Path, relative: str) -> Path | None:

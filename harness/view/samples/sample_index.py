@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import itertools
 import math
 import os
 import threading
@@ -30,7 +31,7 @@ import pyarrow.compute as pc
 
 from builders.core import contract
 from harness.api import SCORED, STATUSES
-from harness.running.task.judge import JudgedValue, judge_metrics_of, read_judge_log
+from harness.running.task.judge import JUDGE_LINE_MOST, JudgedValue, JudgeLog, JudgeLogLine, judge_metrics_of
 from harness.view.samples.journal_columns import (
     Block,
     arrow_can_read,
@@ -41,14 +42,15 @@ from harness.view.samples.journal_columns import (
     read_line,
     sample_rows,
 )
-from harness.view.samples.safe_files import JOURNAL_LINES_MOST, refusal
+from harness.view.samples.safe_files import JOURNAL_LINES_MOST, METRICS_MOST, refusal
 from harness.view.samples.text_columns import HASHES, Clusters, Texts, hashed_clusters
 
 # What the table's status filter offers: each journal status, plus the verdicts of a scored answer by the
 # chosen metric (full marks or not) and the samples the task's rule truncated.
 RIGHT, WRONG, TRUNCATED = "right", "wrong", "truncated"
 SHOWS = ("all", RIGHT, WRONG, *STATUSES, TRUNCATED)
-Judged = dict[str, dict[str, JudgedValue]]  # sample id -> the judge's metrics its judge log adds to its record
+JudgeLine = tuple[Path, int, int]  # a row's line of its judge log: the log, the line's offset and length
+JUDGE_BATCH = 8_192  # judge log lines matched against the index's sample ids at once
 
 
 def natural_key(text: str) -> tuple[int, float, str]:
@@ -77,7 +79,9 @@ class SampleIndex:
     skipped: int = 0  # lines that are no sample record of the task (cut short, not JSON, another shape)
     problem: str | None = None  # why the journal was not read (not a regular file inside the results folder)
     limited: str | None = None  # why only part of it was indexed (more lines than any run writes)
-    judged: Judged = field(default_factory=dict)  # sample id -> its judge's metrics (`add_judged`)
+    judge_log: Path | None = None  # the judge log joined (`add_judged`)
+    judge_offsets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # each row's line in it
+    judge_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # 0: no line adds metrics
     judge_stamp: tuple[int, int] = (0, 0)  # the judge log's size and mtime when indexed; (0, 0): none
     _doc_order: np.ndarray | None = field(default=None, repr=False)
     _partners: dict[int, tuple[SampleIndex, np.ndarray]] = field(default_factory=dict, repr=False)
@@ -89,7 +93,20 @@ class SampleIndex:
     def record(self, row: int) -> dict[str, Any]:
         """The whole journal record of one row (read from its line alone; the journal is append-only), with its
         judge's metrics (`add_judged`)."""
-        return read_record(self.path, int(self.offsets[row]), int(self.lengths[row]), self.judged)
+        return read_record(self.journal_of(row), int(self.offsets[row]), int(self.lengths[row]), self.judge_line(row))
+
+    def journal_of(self, row: int) -> Path:
+        """The journal that holds the row's record."""
+        return self.path
+
+    def judge_line(self, row: int) -> JudgeLine | None:
+        """Where the row's judge metrics are (`add_judged`); None: nowhere."""
+        log, length = self.judge_log_of(row), int(self.judge_lengths[row]) if len(self.judge_lengths) else 0
+        return (log, int(self.judge_offsets[row]), length) if log is not None and length else None
+
+    def judge_log_of(self, row: int) -> Path | None:
+        """The judge log that holds the row's judge metrics, if any."""
+        return self.judge_log
 
     def task_of(self, row: int) -> str | None:
         """The row's task where the index holds several (`groups.GroupIndex`); None: one task's index."""
@@ -196,26 +213,77 @@ class SampleIndex:
 def add_judged(index: SampleIndex, log: Path) -> None:
     """The judge's metrics of `judge_<task>.jsonl` (`log`, a regular file inside the results folder) joined to the
     index, as they join the task's before aggregation and as `harness compare` joins them: each number a column
-    beside the journal's metrics, and every value on its sample's record. A line of another document, or of a sample
-    the journal did not score, is another run's: left out. A log that cannot be read is said in `limited`."""
+    beside the journal's metrics, and every value on its sample's record (its page reads the line again, from where
+    the index keeps it). A line of another document, or of a sample the journal did not score, is another run's: left
+    out, never held. No more lines are read than a journal's (`JOURNAL_LINES_MOST`), a line whose metrics hold more
+    than `JUDGE_NUMBERS_MOST` numbers is left out, and no more than `METRICS_MOST` columns are made (a metric past
+    them is on its samples' pages alone); each of these, and a log that cannot be read, is said in `limited`."""
+    judge_log = JudgeLog(log, JOURNAL_LINES_MOST)
+    lines = judge_log.located()
+    index.judge_log = log
+    past_columns = 0
     try:
-        lines = read_judge_log(log)
+        while batch := [(offset, length, _slim(line)) for offset, length, line in itertools.islice(lines, JUDGE_BATCH)]:
+            past_columns += _join_judged(index, batch)
     except OSError as err:
         index.limited = "; ".join(filter(None, [index.limited, f"{refusal(err)}: its judge metrics are not shown"]))
         return
-    rows = pc.index_in(pa.array(list(lines), pa.string()), value_set=index.sample_ids.array).to_pylist()
-    for (sample_id, line), row in zip(lines.items(), rows, strict=True):
-        metrics = judge_metrics_of(line, int(index.doc_ids[row]), index.statuses[row]) if row is not None else {}
-        if metrics:
-            index.judged[sample_id] = metrics
+    notes = judge_log.notes()
+    if past_columns:
+        notes.append(
+            f"{past_columns:,} judge metric value(s) past the {METRICS_MOST} columns a table makes: on their samples' pages alone"
+        )
+    if notes:
+        index.limited = "; ".join(filter(None, [index.limited, f"{log.name}: {'; '.join(notes)}"]))
+
+
+def _slim(line: JudgeLogLine) -> JudgeLogLine:
+    """What the join reads of a line (not its replies)."""
+    return {
+        "sample_id": line["sample_id"],
+        "doc_id": line["doc_id"],
+        "status": line["status"],
+        "metrics": line.get("metrics") or {},
+    }
+
+
+def _join_judged(index: SampleIndex, batch: list[tuple[int, int, JudgeLogLine]]) -> int:
+    """`add_judged` for a batch of lines; the number of values left without a column."""
+    ids = pa.array([line["sample_id"] for _, _, line in batch], pa.string())
+    rows = pc.index_in(ids, value_set=index.sample_ids.array).to_pylist()
+    past_columns = 0
+    for (offset, length, line), row in zip(batch, rows, strict=True):
+        if row is None:
+            continue
+        metrics = judge_metrics_of(line, int(index.doc_ids[row]), index.statuses[row])
+        index.judge_offsets[row], index.judge_lengths[row] = offset, length if metrics else 0
         for name, value in metrics.items():
-            if isinstance(value, float):  # a list (a score and the flags beside it) is shown on its page alone
-                index.metrics.setdefault(name, np.full(len(index), math.nan))[row] = value
+            if not isinstance(value, float):  # a list (a score and the flags beside it) is shown on its page alone
+                continue
+            if name not in index.metrics and len(index.metrics) >= METRICS_MOST:
+                past_columns += 1
+                continue
+            index.metrics.setdefault(name, np.full(len(index), math.nan))[row] = value
+    return past_columns
 
 
-def read_record(path: Path, offset: int, length: int, judged: Judged | None = None) -> dict[str, Any]:
+def judge_metrics_at(judge: JudgeLine, record: dict[str, Any]) -> dict[str, JudgedValue]:
+    """The judge's metrics of `record` from its judge log's line (`add_judged` found where); none where the line is
+    no longer that sample's (the log replaced)."""
+    log, offset, length = judge
+    try:
+        with contract.open_regular(log) as handle:
+            line = JudgeLog(log).judge_line(os.pread(handle.fileno(), min(length, JUDGE_LINE_MOST), offset))
+    except OSError:
+        return {}
+    if line is None or line["sample_id"] != str(record.get("sample_id")):
+        return {}
+    return judge_metrics_of(line, record.get("doc_id"), record.get("status"))
+
+
+def read_record(path: Path, offset: int, length: int, judge: JudgeLine | None = None) -> dict[str, Any]:
     """The record of the line at `offset`, `length` bytes long, with its judge's metrics beside its own where
-    `judged` has them (`add_judged`); {} where it is no longer one (the file replaced)."""
+    `judge` says where they are (`add_judged`); {} where it is no longer one (the file replaced)."""
     try:
         with contract.open_regular(path) as handle:
             value = read_line(os.pread(handle.fileno(), length, offset))
@@ -223,7 +291,7 @@ def read_record(path: Path, offset: int, length: int, judged: Judged | None = No
         return {}
     if not isinstance(value, dict):
         return {}
-    metrics = (judged or {}).get(str(value.get("sample_id")))
+    metrics = judge_metrics_at(judge, value) if judge is not None else {}
     if metrics and isinstance(value.get("metrics"), dict):
         value["metrics"] = {**value["metrics"], **metrics}
     return value
@@ -346,6 +414,7 @@ def _latest(index: SampleIndex, kept: _Kept) -> None:
     index.metrics = {name: kept.column(f"metric:{name}", np.float64)[rows] for name in kept.metrics}
     index.clusters = Clusters(kept.taken("cluster", rows, HASHES), index.cluster_of)
     index.offsets, index.lengths = kept.column("offset", np.int64)[rows], kept.column("length", np.int64)[rows]
+    index.judge_offsets, index.judge_lengths = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
     index.skipped = kept.skipped
 
 

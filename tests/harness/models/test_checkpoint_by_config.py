@@ -260,3 +260,42 @@ def test_a_checkpoint_s_own_small_files_cost_no_minutes_nor_gigabytes(
     with within(20, "rendering a template that loops 10^10 times"):
         assert opens_thinking(looping, THINK) is None
     assert opens_thinking("{% if add_generation_prompt %}<think>\n{% endif %}", THINK) == "<think>"
+
+
+def test_a_chat_template_writing_thousands_of_thinking_tags_is_one_line(
+    harness, data_dir: Path, thinking_glm: Path, tmp_path: Path
+) -> None:
+    """Issue 87: the tags a chat template yields had no bound (each is a pass over every reply, as a declared
+    `response_template`'s are); past 64 the screen stops in one line naming the checkpoint's template."""
+    folder = Path(shutil.copytree(thinking_glm, tmp_path / "many-tags"))
+    (folder / "chat_template.jinja").write_text("".join(f"<think{i}></think{i}>" for i in range(3000)) + THINKING_GLM)
+    run = screen(harness, data_dir, "hf", f"pretrained={folder}")
+    assert run.code == 2 and "Traceback" not in run.err, run.err
+    assert (
+        f"harness: error: checkpoint {folder}: its chat template: it writes more than 64 thinking tags, the most a "
+        "reply's thinking is taken out with"
+    ) in run.err.splitlines()
+
+
+class Hung(BaseException):
+    """A screen still running at its deadline (no `Exception`: the harness reads a sample that fails to render as its
+    turns, and goes on to the next)."""
+
+
+def test_a_chat_template_that_loops_stops_each_samples_count_in_one_line(
+    harness, data_dir: Path, tiny_llava: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 87: the processor renders a checkpoint's template once per sample as it counts, with no bound: a template
+    looping `range(100000)` twice held the screen forever. Each render is now stopped past its time bound, in one line
+    naming the checkpoint, the task and the document."""
+    from harness.models.facts import reasoning
+
+    folder = Path(shutil.copytree(tiny_llava, tmp_path / "looping"))
+    looping = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    (folder / "chat_template.jinja").write_text(looping + (folder / "chat_template.jinja").read_text())
+    monkeypatch.setattr(reasoning, "RENDER_SECONDS", 1)
+    with within(30, "a screen whose chat template loops 10^10 times", Hung):
+        run = screen(harness, data_dir, "hf", f"pretrained={folder}")
+    assert run.code != 0 and "Traceback" not in run.err, run.err
+    (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error")]
+    assert f"{TASK} doc " in line and "was not rendered within 1 s" in line, line

@@ -268,3 +268,23 @@ def test_a_value_an_option_refuses_says_what_it_takes_in_the_fields_words(given:
     with pytest.raises(ValueError) as refused:
         vllm_settings({"pretrained": "tiny/qwen-vl", name: value})
     assert str(refused.value).startswith(f"vllm backend: model argument {name}: ") and str(refused.value).endswith(said)
+
+
+def test_a_value_that_makes_vllm_import_code_is_said_and_imports_nothing_while_read(
+    harness, mmneedle_dir, tiny_llava_336, tmp_path, monkeypatch
+):
+    """Issue 87: `compilation_config={"inductor_passes": {"x": "mod.f"}}` imported `mod` while the arguments were read
+    (vLLM's CompilationConfig resolves its passes when built), before the checkpoint was checked, at --screen_only
+    too. Now the value is read without its passes, said in one line, and given to the engine as written, which builds
+    it (and imports `mod`) at load; the rest of it is still read by vLLM's command line."""
+    mark = tmp_path / "imported"
+    (tmp_path / "planted_pass.py").write_text(f"import pathlib\npathlib.Path({str(mark)!r}).write_text('ran')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    passes = '{"inductor_passes": {"x": "planted_pass.f"}}'
+    run = _screen(harness, mmneedle_dir, f"pretrained={tiny_llava_336},compilation_config={passes}")
+    assert run.code == 0 and not mark.exists(), run.err
+    assert "harness: compilation_config names code vLLM will import: planted_pass.f" in run.err.splitlines()
+    settings = vllm_settings({"pretrained": "x", "compilation_config": passes, "worker_cls": "planted_pass.Worker"})
+    assert settings.engine["compilation_config"] == json.loads(passes) and not mark.exists()
+    with pytest.raises(ValueError, match="model argument compilation_config: --compilation-config"):
+        vllm_settings({"pretrained": "x", "compilation_config": '{"inductor_passes": {"x": "a.b"}, "mode": "odd"}'})

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.api import SCORED
+from harness.view.samples import sample_index
 from tests.support.results_runs import harness_run, model_folder, results_copy
 from tests.support.view_app import view_client
 
@@ -130,3 +132,42 @@ def test_a_journal_header_past_its_bound_is_no_header(results: Path) -> None:
     sparse(journal, 2 * GiB, b'{"type": "header", "x": "', b'"}\n' + b"".join(rest))
     page, held = peak(lambda: client.get("/sample", params={"model": "constant", "task": TASK, "id": sample_id}))
     assert page.status_code == 200 and held < 160 * MiB  # type: ignore[attr-defined]
+
+
+def _judged_sample(results: Path) -> tuple[Path, dict[str, object]]:
+    """Where the run's judge log goes, and the journal's first scored record."""
+    journal, _, rest, _ = _split_journal(results)
+    record = next(r for r in map(json.loads, rest) if r.get("status") in SCORED)
+    return journal.with_name(f"judge_{TASK}.jsonl"), record
+
+
+def test_a_judge_line_naming_150000_metrics_is_left_out_in_one_line(results: Path) -> None:
+    """Issue 87: one 2.3 MB judge line naming 150,000 metrics made a column of each (2.6 GB at 2,000 rows); now the
+    line is left out and said, and a line within the bound still joins."""
+    log, record = _judged_sample(results)
+    line = {"sample_id": record["sample_id"], "doc_id": record["doc_id"], "status": "judged"}
+    wide = {**line, "metrics": {f"m{i}": 1.0 for i in range(150_000)}}
+    log.write_text(json.dumps(wide) + "\n")
+    client = view_client(results)
+    table, held = peak(lambda: client.get("/samples", params={"model": "constant", "task": TASK}))
+    assert table.status_code == 200  # type: ignore[attr-defined]
+    assert f"judge_{TASK}.jsonl: 1 line(s) hold over 64 judge metric values: left out" in table.text  # type: ignore[attr-defined]
+    assert "m149999" not in table.text and held < 64 * MiB  # type: ignore[attr-defined]
+    log.write_text(json.dumps({**line, "metrics": {"judge_score": 0.25}}) + "\n")  # a line of ours: joined
+    sample = client.get("/sample", params={"model": "constant", "task": TASK, "id": record["sample_id"]})
+    assert "judge_score" in client.get("/samples", params={"model": "constant", "task": TASK}).text
+    assert sample.status_code == 200 and "judge_score" in sample.text
+
+
+def test_a_judge_log_of_unknown_samples_is_read_past_without_holding_it(
+    results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 87: a judge log of 1,000,000 lines for samples the journal lacks was held whole (1,172 MB); now each is
+    passed by as read, and no more lines are read than a journal's bound."""
+    log, _ = _judged_sample(results)
+    line = '{"sample_id": "unknown-%07d", "doc_id": 0, "status": "judged", "metrics": {"judge_score": 1.0}}\n'
+    log.write_text("".join(line % i for i in range(100_000)))
+    monkeypatch.setattr(sample_index, "JOURNAL_LINES_MOST", 60_000)
+    table, held = peak(lambda: view_client(results).get("/samples", params={"model": "constant", "task": TASK}))
+    assert table.status_code == 200 and "only its first 60,000 lines are read" in table.text  # type: ignore[attr-defined]
+    assert held < 32 * MiB  # a batch of lines, not the log

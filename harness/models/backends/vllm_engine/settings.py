@@ -12,6 +12,9 @@ import argparse
 import dataclasses
 import json
 import logging
+import re
+import sys
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -276,6 +279,66 @@ def sampling_fields(given: Mapping[str, object]) -> dict[str, object]:
     return typed
 
 
+# What vLLM's own attribute docstrings (`get_attr_docs`, its command line's help) say of a field whose value it imports:
+# CompilationConfig's `inductor_passes` and `backend`, ParallelConfig's `worker_cls`, ModelConfig's `logits_processors`,
+# the KV and EC connectors' `*_module_path`, ...
+NAMES_CODE = re.compile(r"qualified (class )?names?|module path|full name of the \w+ class", re.IGNORECASE)
+DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # a module's or an object's qualified name
+
+
+@cache
+def code_fields() -> dict[str, frozenset[str]]:
+    """EngineArgs fields whose value names code vLLM imports, read from vLLM's declarations: field -> the keys of its
+    value that do (a config's fields: compilation_config -> inductor_passes, backend), or {""} where the value itself
+    does (worker_cls, which EngineArgs takes from ParallelConfig by name)."""
+    import vllm.config
+    from vllm.config.utils import get_attr_docs
+
+    engine = declared_fields(cast("type", engine_args_class()))
+    out: dict[str, frozenset[str]] = {}
+    for config in vars(vllm.config).values():
+        if not (isinstance(config, type) and dataclasses.is_dataclass(config)):
+            continue
+        keys = frozenset(name for name, doc in get_attr_docs(config).items() if NAMES_CODE.search(doc))
+        for name, kind in engine.items():
+            if keys and (kind is config or config in typing.get_args(kind)):
+                out[name] = out.get(name, frozenset()) | keys
+        out.update({name: frozenset({""}) for name in keys if name in engine and name not in out})
+    return out
+
+
+def _dotted(value: object) -> list[str]:
+    """The qualified names a value holds: itself, a list's items, a mapping's values."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+    return [item for item in items if isinstance(item, str) and DOTTED.fullmatch(item)]
+
+
+def code_named(args: Mapping[str, str]) -> tuple[dict[str, str], dict[str, dict[str, object]]]:
+    """`args` with the qualified names a config's value holds taken out (vLLM imports them as it builds the config:
+    CompilationConfig's `inductor_passes` while the value is read), and each such value as given, for the engine to
+    build at load. Each field that names code is said on stderr first, in one line."""
+    fields = code_fields() if engine_args_class() is not None else {}
+    kept, given = dict(args), {}
+    for name, text in args.items():
+        keys = fields.get(name)
+        if not keys:
+            continue
+        whole = "" in keys  # the value itself names code (worker_cls), or some of its keys do (compilation_config)
+        try:
+            value = json.loads(text) if not whole or text.lstrip().startswith("[") else text
+        except (ValueError, RecursionError):  # its own reading says what it expects
+            continue
+        if whole:
+            named = _dotted(value)
+        else:
+            named = [p for k in sorted(keys & set(value)) for p in _dotted(value[k])] if isinstance(value, dict) else []
+            if named and isinstance(value, dict):
+                kept[name], given[name] = json.dumps({k: v for k, v in value.items() if k not in keys}), value
+        if named:
+            print(f"harness: {name} names code vLLM will import: {', '.join(named)}", file=sys.stderr)
+    return kept, given
+
+
 def vllm_settings(args: Mapping[str, str]) -> VLLMSettings:
     """The backend's settings from `--model_args` (strings): its own, by its own parser, and the engine's, by the
     installed `EngineArgs`' types; a `ValueError` names the argument (never its value)."""
@@ -289,7 +352,9 @@ def vllm_settings(args: Mapping[str, str]) -> VLLMSettings:
         if engine:
             log.warning("vllm: vLLM is not installed here; %s are not checked against its EngineArgs", sorted(engine))
     else:
-        mine, engine = split_engine_args(renamed, own, declaration, "vllm", refused=REFUSED, cli=cli_parser())
+        read, code_given = code_named(renamed)
+        mine, engine = split_engine_args(read, own, declaration, "vllm", refused=REFUSED, cli=cli_parser())
+        engine.update(code_given)  # the engine builds them at load, importing what they name
     return settings_from_args(VLLMSettings, {**mine, "engine": engine}, "vllm")
 
 
