@@ -34,7 +34,7 @@ def parse_json(text: str | bytes, where: str) -> Any:
         ) from None
 
 
-def _trimmed(value: Any) -> Any:
+def _trimmed(value: object) -> object:
     """`value` (a record as JSON holds it) with every string stripped of the white space at its ends."""
     if isinstance(value, str):
         return value.strip()
@@ -45,7 +45,7 @@ def _trimmed(value: Any) -> Any:
     return value
 
 
-def refuse_repeats(where: str, records: Iterable[tuple[str, Any, str]]) -> None:
+def refuse_repeats(where: str, records: Iterable[tuple[str, object, str]]) -> None:
     """Each record of the file `where` (its place, "question 7", its value as JSON holds it, and what names it in a
     message, shown to 80 characters) that repeats an earlier one in every field would be built as a second row and scored twice: a
     `BuildError` naming both places. Equal but for white space at the ends of a string (a question with a trailing

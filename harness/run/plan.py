@@ -91,13 +91,8 @@ class RunPlan:
         as planned (with the checkpoint's template on this machine)."""
         if template is None:
             return self.thinking
-        return reasoning_in_force(
-            self.options.reasoning_tags,
-            self.model.alias,
-            template,
-            self.checkpoint_thinking,
-            "the model's chat template",
-        )
+        options = self.options
+        return reasoning_in_force(options.reasoning_tags, self.model.alias, template, self.checkpoint_thinking, "its")
 
 
 def _resolve_task_names(names: list[str], include_paths: list[Path]) -> tuple[list[str], list[Path]]:

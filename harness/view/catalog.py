@@ -24,7 +24,7 @@ from harness.outputs.results.model_results import ModelResults, load_results, mo
 from harness.outputs.results.results_file import ResultsFile, read_results_file
 from harness.outputs.results.trusted_tasks import trusted_task_folders, untrusted_task_folders
 from harness.running.journal.journal_file import journal_name
-from harness.running.task.judge import judge_log_name
+from harness.running.task.judge_log import judge_log_name
 from harness.view.samples.safe_files import contained
 from harness.view.view_hooks_api import ViewHooks, view_hooks_of
 

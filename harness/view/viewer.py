@@ -19,7 +19,8 @@ from starlette.responses import HTMLResponse
 
 from harness.view.catalog import Catalog, TaskRun, warn
 from harness.view.image_store import ImageStore
-from harness.view.samples.sample_index import SampleIndex, add_judged, build_index
+from harness.view.samples.judged_columns import add_judged
+from harness.view.samples.sample_index import SampleIndex, build_index
 from harness.view.shown import metric_rows, number_text
 from harness.view.task_data import TaskData
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from harness.outputs.results.journal_rows import Row, task_rows
 from harness.outputs.results.model_results import ModelResults
-from harness.uncertainty.comparisons import interval, paired_difference
+from harness.uncertainty.comparisons import comparison_df, interval, paired_difference
 from harness.uncertainty.variance import design_from_keys
 from tasks.mmlongbench.aggregation import AVERAGE, CATEGORIES
 from tasks.mmlongbench.scores import DATASET_ORDER, LENGTHS, NO_SUMM, dataset_task
@@ -83,7 +83,10 @@ def within_id_slope(by_length: dict[str, list[Row]]) -> Effect | None:
 
     fitted = sm.OLS(yd, xd).fit(cov_type="cluster", cov_kwds={"groups": labels}, use_t=True)
     slope, stderr = float(fitted.params[0]), float(fitted.bse[0])
-    low, high = interval(slope, stderr, 0.95, design.n_clusters - 1)
+    # t on the clusters the variance rests on, as a paired difference's (`comparison_df`): each id's squared score
+    totals = np.bincount(labels, weights=xd * fitted.resid) ** 2
+    rests_on = float(totals.sum() ** 2 / np.dot(totals, totals)) if totals.any() else math.nan
+    low, high = interval(slope, stderr, 0.95, comparison_df(design.n_clusters, False, rests_on))
     return Effect(slope, stderr, low, high, design.n_clusters)
 
 

@@ -31,7 +31,7 @@ from harness.errors import UserError, close_names
 from harness.outputs.merge.journals import MergeError, read_journal
 from harness.outputs.results.model_results import ModelResults, load_results, model_named
 from harness.running.journal.journal_file import SampleRecord, journal_name
-from harness.running.task.judge import judge_log_name, judge_metrics_of, read_judge_log
+from harness.running.task.judge_log import judge_log_name, judge_metrics_of, read_judge_log
 
 ABSENT = "absent"  # what the other run has of a row it never recorded
 Way = Literal["a", "b", "tie"]

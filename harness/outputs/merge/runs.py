@@ -41,7 +41,8 @@ from harness.running.journal.sample_log import SampleLogLine, read_sample_log, s
 from harness.running.sample_records import sum_usage
 from harness.running.sharding import Shard, parse_shard
 from harness.running.task.aggregation import Aggregated
-from harness.running.task.judge import JudgeLogLine, judge_counts, judge_log_name, read_judge_log, write_judge_log
+from harness.running.task.judge import judge_counts
+from harness.running.task.judge_log import JudgeLogLine, judge_log_name, read_judge_log, write_judge_log
 from harness.running.task.task import Task, TaskResult
 
 

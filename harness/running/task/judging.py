@@ -11,7 +11,8 @@ from pathlib import Path
 from harness.api import SCORED, Model, Response
 from harness.running.journal.sample_store import Outcome, SampleStore
 from harness.running.task.judge import FAILED as JUDGE_FAILED
-from harness.running.task.judge import judge_counts, judge_log_name, judge_samples, write_judge_log
+from harness.running.task.judge import judge_counts, judge_samples
+from harness.running.task.judge_log import judge_log_name, write_judge_log
 from harness.running.task.task import Task
 
 

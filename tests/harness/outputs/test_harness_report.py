@@ -188,11 +188,14 @@ def test_cross_model_table_without_a_benchmark_hook(tmp_path: Path, toy_dir: Pat
     rows = [line for line in across.splitlines() if line.startswith("| toy")]
 
     def cell(data, name: str) -> str:  # a benchmark that declares no scale: proportions shown as percentages
+        from harness.outputs.results.estimates import Estimate
+
         entry = data.results.get(name) or data.groups[name]
         source = data.sources[name]["uncertainty"][name]["acc"]
-        return _wilson_cell(
-            entry["acc,none"], entry["acc_stderr,none"], entry["acc_stderr_clustered,none"], source["n_clusters"]
-        )
+        p, stderr, clustered = (entry[f"acc{part},none"] for part in ("", "_stderr", "_stderr_clustered"))
+        # the interval by the report's rule (its figures: tests/harness/outputs/test_interval_korn_graubard.py)
+        low, high = Estimate(p, stderr, clustered, source["n"], source["n_clusters"], 1.0).interval()
+        return f"{100 * p:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
 
     assert rows == [
         f"| {name} | acc | {cell(constant, name)} | {cell(random, name)} |"

@@ -24,7 +24,7 @@ from harness.errors import UserError
 from harness.outputs.compare.judge_agreement import measurement_of, swapped_pairs
 from harness.outputs.compare.paired_runs import TaskJournal, pair_task
 from harness.run.cli import main
-from harness.running.task.judge import read_judge_log
+from harness.running.task.judge_log import read_judge_log
 from harness.running.task.task import Task
 from tests.support.chat_server import ChatServer
 

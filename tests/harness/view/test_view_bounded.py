@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.api import SCORED
-from harness.view.samples import sample_index
+from harness.view.samples import judged_columns
 from tests.support.results_runs import harness_run, model_folder, results_copy
 from tests.support.view_app import view_client
 
@@ -167,7 +167,7 @@ def test_a_judge_log_of_unknown_samples_is_read_past_without_holding_it(
     log, _ = _judged_sample(results)
     line = '{"sample_id": "unknown-%07d", "doc_id": 0, "status": "judged", "metrics": {"judge_score": 1.0}}\n'
     log.write_text("".join(line % i for i in range(100_000)))
-    monkeypatch.setattr(sample_index, "JOURNAL_LINES_MOST", 60_000)
+    monkeypatch.setattr(judged_columns, "JOURNAL_LINES_MOST", 60_000)
     table, held = peak(lambda: view_client(results).get("/samples", params={"model": "constant", "task": TASK}))
     assert table.status_code == 200 and "only its first 60,000 lines are read" in table.text  # type: ignore[attr-defined]
     assert held < 32 * MiB  # a batch of lines, not the log

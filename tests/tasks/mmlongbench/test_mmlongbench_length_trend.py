@@ -54,7 +54,11 @@ def test_the_trend_is_paired_on_the_rows_and_clustered_on_the_id(harness, vh_dir
     means = np.array([np.mean(v) for v in per_id.values()])
     assert len(means) == 3
     estimate, stderr = float(means.mean()), float(means.std(ddof=1) / math.sqrt(len(means)))
-    half = stats.t.ppf(0.975, len(means) - 1) * stderr
+    # t's degrees of freedom: the clusters the variance rests on, less one (`comparison_df`, issue 88), the clusters
+    # counted from each id's squared share of the difference, G* = (sum T_c^2)^2 / sum T_c^4, at most the 3 ids
+    shares = (means - means.mean()) ** 2
+    rests_on = min(float(shares.sum() ** 2 / np.dot(shares, shares)), 3.0) if shares.sum() > 0 else 3.0
+    half = stats.t.ppf(0.975, max(rests_on - 1, 1.0)) * stderr
 
     difference = from_base(by_length)["16k"]
     slope = within_id_slope(by_length)
