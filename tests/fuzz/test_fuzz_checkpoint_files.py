@@ -135,7 +135,9 @@ def fast_renders() -> Any:
 @example(edits={TEMPLATE: ("after", ["<" + "think" * 40_000])})  # issue 87: 40 KB took 71 s, 200 KB ~30 minutes
 @example(edits={TEMPLATE: ("before", [LOOPS, LOOPS])})  # issue 87: range(100000) twice hung the screen
 @example(edits={TEMPLATE: ("before", ["".join(f"<think{i}></think{i}>" for i in range(3000))])})  # 3,000 tag pairs
-@example(edits={PROCESSOR: ("whole", "{"), TOKENIZER: ("whole", deep(3000))})
+@example(edits={PROCESSOR: ("whole", "{"), TOKENIZER: ("whole", deep(3000))})  # make fuzz: a RecursionError
+@example(edits={TEMPLATE: ("before", ["{"])})  # make fuzz: Jinja's TemplateSyntaxError out of the screen
+@example(edits={TEMPLATE: ("after", ["{{ raise_exception('refused') }}", "{{ messages[9]['content'] }}"])})
 def test_a_checkpoint_s_small_files_holding_anything_end_the_screen_in_its_table_or_one_line(
     tiny_llava: Path, data_dir: Path, fast_renders: None, edits: dict[str, tuple[str, Any]], capsys
 ) -> None:
