@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 import pytest
 from hypothesis import example, given
@@ -84,3 +85,90 @@ def test_any_model_args_are_converted_or_one_line(drawn: tuple[str, dict[str, st
     assert set(passed) == set(args) - set(OWN)
     fields = declared_fields(declaration)
     assert set(passed) <= set(fields)
+
+
+# --- values naming code (issue 87) ------------------------------------------------------------------------------
+
+PLANTED = "planted_code_87"  # a module on the path while the property runs: importing it is what must not happen
+
+
+def _config_keys(kind: object) -> list[str]:
+    """The fields of the config a field's type declares (compilation_config: CompilationConfig's), or none."""
+    import dataclasses
+    import typing
+
+    configs = [k for k in (kind, *typing.get_args(kind)) if isinstance(k, type) and dataclasses.is_dataclass(k)]
+    return sorted({f.name for config in configs for f in dataclasses.fields(config) if f.init})
+
+
+CODE_NAMES = st.sampled_from([PLANTED, f"{PLANTED}.f", f"{PLANTED}.Worker", f"{PLANTED}.sub.g"])
+NAMING = st.one_of(
+    CODE_NAMES,
+    st.lists(CODE_NAMES, min_size=1, max_size=3),
+    st.dictionaries(st.text(max_size=6), CODE_NAMES, min_size=1, max_size=3),
+)
+
+
+@st.composite
+def code_values(draw: st.DrawFn) -> dict[str, str]:
+    """`--model_args` for vLLM where a value names the planted module: any EngineArgs field, the value itself a
+    qualified name (or a list or mapping of them), or a config whose own fields (read from its dataclass) hold them."""
+    fields = declared_fields(arg_utils.EngineArgs)
+    args = {}
+    for name in draw(st.lists(st.sampled_from(sorted(fields)), min_size=1, max_size=3, unique=True)):
+        keys = _config_keys(fields[name])
+        if keys and draw(st.booleans()):
+            value = draw(st.dictionaries(st.sampled_from(keys), NAMING | JSON, min_size=1, max_size=3))
+        else:
+            value = draw(NAMING)
+        args[name] = value if isinstance(value, str) and draw(st.booleans()) else json.dumps(value)
+    return args
+
+
+@pytest.fixture(scope="module")
+def planted_code(tmp_path_factory: pytest.TempPathFactory):
+    """`planted_code_87` importable (a module and a package's submodule), and taken out of the path afterwards."""
+    import sys
+
+    folder = tmp_path_factory.mktemp("planted")
+    (folder / f"{PLANTED}.py").write_text("def f(*a, **k):\n    pass\n\n\nclass Worker:\n    pass\n")
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+
+
+@budget(fuzz=1500, ci=20)
+@given(args=code_values())
+@example(args={"compilation_config": '{"inductor_passes": {"x": "planted_code_87.f"}}'})  # issue 87: imported at read
+@example(args={"worker_cls": "planted_code_87.Worker", "logits_processors": '["planted_code_87.f"]'})
+@example(args={"kv_transfer_config": '{"kv_connector_module_path": "planted_code_87", "kv_role": "kv_both"}'})
+def test_a_value_naming_code_imports_nothing_while_read_and_is_a_result_or_one_line(planted_code, args) -> None:
+    """Any EngineArgs field (or its config's field) given a qualified name of code: read into the backend's settings,
+    or refused in one line, without importing it (vLLM's CompilationConfig resolves its passes as it is built: the
+    import ran before the checkpoint was checked, at --screen_only too); where vLLM will import it, said in a line."""
+    import contextlib
+    import io
+    import sys
+
+    from harness.models.backends.vllm_engine.settings import vllm_settings
+
+    counted()
+    said = io.StringIO()
+    with bounded(10, f"vllm {sorted(args)}"), contextlib.redirect_stderr(said):
+        try:
+            settings = vllm_settings({"pretrained": "x", **args})
+        except ValueError as err:
+            assert "\n" not in str(err), str(err)[:300]
+            settings = None
+    imported = [name for name in sys.modules if name.split(".")[0] == PLANTED]
+    for name in imported:
+        del sys.modules[name]
+    assert not imported, (args, imported)
+    ours = [line for line in said.getvalue().splitlines() if line.startswith("harness: ")]  # (torch logs there too)
+    assert all(re.fullmatch(rf"harness: \w+ names code vLLM will import: {PLANTED}[\w., ]*", line) for line in ours), (
+        ours
+    )
+    if settings is not None and ours:  # what is said is given to the engine, to import at load
+        assert all(line.split()[1] in settings.engine for line in ours), (ours, settings.engine)

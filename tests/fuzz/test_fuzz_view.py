@@ -14,14 +14,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from harness.run.cli import main
 from tests.support.results_runs import harness_run
 from tests.support.view_app import served_view
 
-from .conftest import bounded, budget, counted, mutated
+from .conftest import JSON, bounded, budget, counted, mutated
 
 TASK = "mmneedle_m1_n2_k1_pos"
 SECRET = "outside-secret-5c1e0d"
@@ -280,3 +280,96 @@ def test_a_results_file_of_any_content_leaves_the_viewer_starting_and_every_page
 
 def quote_query(**params: str) -> str:
     return "&".join(f"{k}={quote(v, safe='')}" for k, v in params.items())
+
+
+# --- a judge log beside a journal (issue 87) ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def judged_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> tuple[Path, list[tuple[str, int]]]:
+    """A run: where its judge log goes, and its samples' ids and documents."""
+    results = harness_run(tmp_path_factory.mktemp("fuzz_judge_log") / "results", data_dir, TASK, "random")
+    (journal,) = results.rglob(f"journal_{TASK}.jsonl")
+    records = [r for r in map(json.loads, journal.read_text().splitlines()) if r["type"] == "sample"]
+    return journal.with_name(f"judge_{TASK}.jsonl"), [(r["sample_id"], r["doc_id"]) for r in records]
+
+
+WIDTHS = st.one_of(st.integers(0, 70), st.sampled_from([64, 65, 150_000]))  # JUDGE_NUMBERS_MOST is 64
+NOT_SCORES = st.one_of(st.floats(), st.lists(st.floats(), max_size=3), JSON)
+# Lines of a judge log, each as (kind, the run's sample by number, its status, what the kind draws): a sample judged
+# with any number of metrics (`WIDTHS` scores and a few more named anyhow), lines of samples the journal lacks by the
+# thousand, a line of another document, one damaged, or no JSON at all.
+JUDGE_LINES = st.lists(
+    st.tuples(st.just("wide"), st.integers(0, 9), st.sampled_from(["judged", "error", "x"]), WIDTHS)
+    | st.tuples(
+        st.just("named"),
+        st.integers(0, 9),
+        st.just("judged"),
+        st.dictionaries(st.text(max_size=12), NOT_SCORES, max_size=8),
+    )
+    | st.tuples(st.just("unknown"), st.integers(0, 9), st.just("judged"), st.integers(1, 3000) | st.just(100_000))
+    | st.tuples(st.just("other doc"), st.integers(0, 9), st.just("judged"), st.integers() | JSON)
+    | st.tuples(st.just("damaged"), st.integers(0, 9), st.just("judged"), mutated({"metrics": {"s": 1.0}}))
+    | st.tuples(st.just("bytes"), st.integers(0, 9), st.just(""), st.binary(max_size=60)),
+    max_size=6,
+)
+
+
+def judge_log(drawn: list[tuple], samples: list[tuple[str, int]]) -> tuple[list[str], set[int]]:
+    """`JUDGE_LINES` as lines of the run's samples, and which of them judge a sample with more than 64 scores."""
+    lines: list[str] = []
+    wide: set[int] = set()
+    for kind, number, status, what in drawn:
+        sample_id, doc_id = samples[number % len(samples)]
+        line = {"sample_id": sample_id, "doc_id": doc_id, "status": status, "metrics": {"s": 1.0}}
+        if kind == "wide":
+            wide.update([len(lines)] if what > 64 else [])
+            lines.append(json.dumps({**line, "metrics": {f"m{i}": 0.5 for i in range(what)}}))
+        elif kind == "named":
+            lines.append(json.dumps({**line, "metrics": what}))
+        elif kind == "unknown":
+            lines.extend(json.dumps({**line, "sample_id": f"unknown-{i:07d}"}) for i in range(what))
+        elif kind == "other doc":
+            lines.append(json.dumps({**line, "doc_id": what}))
+        elif kind == "damaged":
+            lines.append(json.dumps({**line, **what} if isinstance(what, dict) else what))
+        else:
+            lines.append(what.decode("latin-1").replace("\n", ""))
+    return lines, wide
+
+
+@budget(fuzz=400, ci=4)
+@given(drawn=JUDGE_LINES, most=st.sampled_from([2_000_000, 1, 20, 60_000]))
+@example(drawn=[("wide", 0, "judged", 150_000)], most=2_000_000)  # issue 87: 2.6 GB at 2,000 rows
+@example(drawn=[("unknown", 0, "judged", 100_000), ("wide", 1, "judged", 1)], most=60_000)  # issue 87: held whole
+def test_a_judge_log_of_any_width_and_line_count_leaves_every_page_a_page_within_its_bounds(
+    judged_run, drawn: list[tuple], most: int
+) -> None:
+    """Issue 87: a judge line naming 150,000 metrics held 2.6 GB, a log of 1,000,000 lines for unknown samples 1.2 GB
+    and no page in 120 s. Any log beside the journal, with any cap on the lines read (`JOURNAL_LINES_MOST`, 2,000,000
+    as the viewer has it): every page a page within its time bound, a line past a bound said on the table (the
+    memory each holds: tests/harness/view/test_view_bounded.py)."""
+    from harness.view.samples import judged_columns
+    from tests.support.view_app import view_client
+
+    counted()
+    log, samples = judged_run
+    lines, wide = judge_log(drawn, samples)
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8", errors="surrogateescape")
+    kept, judged_columns.JOURNAL_LINES_MOST = judged_columns.JOURNAL_LINES_MOST, most
+    try:
+        with bounded(30, f"the viewer beside a judge log of {len(lines):,} lines"):
+            client = view_client(log.parent.parent)
+            table = client.get("/samples", params={"model": "random", "task": TASK})
+            pages = [
+                client.get("/sample", params={"model": "random", "task": TASK, "id": samples[0][0]}),
+                client.get("/samples", params={"model": "random", "task": "mmneedle"}),
+            ]
+    finally:
+        judged_columns.JOURNAL_LINES_MOST = kept
+    assert table.status_code == 200 and all(page.status_code < 500 for page in pages), (table.status_code, pages)
+    past = len({at for at in wide if at < most})
+    if past:
+        assert f"{past:,} line(s) hold over 64 judge metric values: left out" in table.text
+    if len(lines) > most:
+        assert f"only its first {most:,} lines are read" in table.text

@@ -169,7 +169,7 @@ def config_json(name: str, revision: str | None, filename: str = "config.json") 
     text = _read(name, revision, filename)
     try:
         value = json.loads(text) if text is not None else None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # not JSON, or nested past the parser: as absent
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -186,12 +186,20 @@ def signal_deadline(seconds: float, expired: Callable[[], BaseException]) -> Ite
             signal.setitimer(signal.ITIMER_REAL, max(previous - (time.monotonic() - started), 1e-3))
 
 
-def rendering_within(what: str) -> contextlib.AbstractContextManager[None]:
+@contextlib.contextmanager
+def rendering_within(what: str) -> Iterator[None]:
     """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
-    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`)."""
+    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`); a template
+    that does not parse, or fails on the chat (its own `raise_exception`), is one such line too."""
+    import jinja2  # transformers' template engine
+
     seconds = RENDER_SECONDS
     said = f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)"
-    return signal_deadline(seconds, lambda: UserError(said))
+    with signal_deadline(seconds, lambda: UserError(said)):
+        try:
+            yield
+        except jinja2.TemplateError as err:  # its message may quote the template: its first line, cut
+            raise UserError(f"{what} could not be rendered: {(str(err).splitlines() or [''])[0][:200]}") from None
 
 
 def _render_both(template: str, out: Connection) -> None:
