@@ -256,7 +256,7 @@ return cells.map((td) => {
 
 WORD_BREAKS = """
 const cells = [...document.querySelectorAll('.markdown th, .markdown td:first-child')];
-return cells.flatMap((cell) => cell.textContent.trim().split(/\\s+/).filter(Boolean).map((word) => {
+return cells.flatMap((cell) => cell.textContent.trim().split(/\\s+|(?<=-)/).filter(Boolean).map((word) => {
   const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const at = node.textContent.indexOf(word);
@@ -275,7 +275,7 @@ def test_a_number_of_the_paired_table_is_never_broken_at_1280_px(paired_report: 
     """Issue 76 item 5: the paired tasks table broke numbers mid-value at 1280 px (`1.00` over `00`); each number
     cell of report.md's tables now keeps its number on one line, the table scrolling in its own box. Issue 89: it
     wrapped headers and names inside a word (`ro` over `ws`, `McNema` over `r p`); each word of a header or of a
-    row's name stays on one line."""
+    row's name stays on one line (a line may end after a hyphen, `--limit`'s, as text breaks)."""
     browser.set_window_size(1280, 900)
     try:
         browser.get(f"http://{paired_report}/report/")
