@@ -139,7 +139,7 @@ class Catalog:
     def primary_metric(self, model: str, name: str) -> str | None:
         """The metric a task or group is shown and judged by: its row's in report.md's table across models (the
         benchmark's headline metric), else its first; of those rows, the first whose metric this model's results
-        hold (MMLongBench-Doc's `acc` is the judge's: a run without one holds `unextracted_acc`, its first)."""
+        hold (a judge's metric is absent from a run without the judge: the next headline metric stands)."""
         data = self.models.get(model)
         if data is None:
             return self.row_metric.get(name)

@@ -76,9 +76,8 @@ class Estimate:
 
     @property
     def resampled(self) -> bool:
-        """A task's own aggregation (its errors a cluster bootstrap): no mean of rows (MM-NIAH's grid average with
-        its empty cells counted 0, MMLongBench's VH folded at 50), so no proportion's effective n or interval fits
-        it."""
+        """A task's own aggregation (its errors a cluster bootstrap): no mean of rows (a grid average with its empty
+        cells counted 0, a score folded at 50), so no proportion's effective n or interval fits it."""
         return self.method is not None and "bootstrap" in self.method
 
     @property
