@@ -17,17 +17,17 @@ from tests.support.paths import PROJECT
 
 
 def kill_when(argv: Sequence[str], ready: Callable[[], object], what: str, timeout: float = 60.0) -> None:
-    """Run `python -m harness ARGV` and SIGKILL it as soon as `ready()` holds; fails if it never holds or the command
-    ended by itself first (it must be killed mid-run)."""
+    """Run `python -m harness ARGV` and SIGKILL it, with every process it started (an engine's: its session), as soon
+    as `ready()` holds; fails if it never holds or the command ended by itself first (it must be killed mid-run)."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT)}
-    process = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, cwd=PROJECT)
+    process = subprocess.Popen([sys.executable, "-m", "harness", *argv], env=env, cwd=PROJECT, start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
         while not ready() and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.02)
         assert ready(), f"{what}: never seen (the command exited {process.poll()})"
     finally:
-        process.send_signal(signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     assert process.returncode == -signal.SIGKILL, f"the command ended by itself ({process.returncode}) before the kill"
 

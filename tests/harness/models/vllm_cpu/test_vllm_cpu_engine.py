@@ -30,7 +30,7 @@ import pytest
 
 from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint, prompt_style
 from tests.support.forward_families import BY_NAME
-from tests.support.killed_runs import journalled
+from tests.support.killed_runs import journalled, kill_when
 from tests.support.paths import PROJECT
 
 
@@ -53,12 +53,13 @@ GEN = ("--gen_kwargs", "max_gen_toks=16", "--limit", "4")
 # float32 as hf runs; the CPU engine's memory is its KV cache's; 4 requests a call, so a killed run has answers journalled
 ENGINE = "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=256M,chunk_size=4"
 REPLACEMENT = "\N{REPLACEMENT CHARACTER}"
+QUIET = ("--log_samples", "--no_progress")
 
 
 def harness(*argv: str, **popen: Any) -> Any:
     """`harness ARGV` in a process of its own (its own session, so a kill reaches the engine's processes too)."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    command = [sys.executable, "-m", "harness", *argv, "--log_samples", "--no_progress"]
+    command = [sys.executable, "-m", "harness", *argv, *QUIET]
     return subprocess.Popen(command, env=env, cwd=PROJECT, start_new_session=True, **popen)
 
 
@@ -95,17 +96,8 @@ def engine_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def resumed_after_a_kill(argv: tuple[str, ...], out: Path) -> None:
     """`harness ARGV` killed (SIGKILL to its session: the engine's processes too) once one answer is journalled,
     then run again to the end."""
-    process = harness(*argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 600
-    try:
-        while process.poll() is None and time.monotonic() < deadline:
-            if any(journalled(path) for path in out.glob("*/journal_*.jsonl")):
-                break
-            time.sleep(0.05)
-        assert process.poll() is None, f"the run ended by itself ({process.returncode}) before the kill"
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    answered = lambda: any(journalled(path) for path in out.glob("*/journal_*.jsonl"))  # noqa: E731
+    kill_when((*argv, *QUIET), answered, "an answer journalled", timeout=600)
     kept = {key: record for key, record in journals(out).items() if record["status"] == "ok"}
     assert kept, "no answer was journalled before the kill"
     finished(*argv)
