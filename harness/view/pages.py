@@ -35,6 +35,7 @@ from builders.core import contract
 from harness.outputs.report.figure_batch import MANIFEST
 from harness.outputs.report.report_md import task_index
 from harness.outputs.report.run_provenance import run_section
+from harness.outputs.results.model_results import local_path
 from harness.view.catalog import Catalog
 from harness.view.image_store import is_sha256, media_type
 from harness.view.samples.safe_files import (
@@ -72,7 +73,8 @@ def home(viewer: Viewer, request: Request) -> Response:
             }
             for i, (path, run) in enumerate(data.runs)
         ]
-        models.append({"name": model, "runs": runs, "warning": data.provenance_line()})
+        checkpoints = sorted(name for name in data.model_names() if local_path(name))  # the paths its name leaves out
+        models.append({"name": model, "runs": runs, "warning": data.provenance_line(), "checkpoints": checkpoints})
     return viewer.render(
         "home.html",
         models=models,
