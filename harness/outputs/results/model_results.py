@@ -151,8 +151,9 @@ def model_named(models: Mapping[str, ModelResults], name: str) -> str | None:
 
 
 def not_a_results_folder(path: Path) -> str:
-    """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, or the
-    results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`)."""
+    """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, the
+    results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`),
+    else one of its name a folder down (`make demo`'s `demo_out/results` for `results`)."""
     import difflib
 
     wrote = "give the folder a run wrote (its --output_path)"
@@ -164,6 +165,7 @@ def not_a_results_folder(path: Path) -> str:
     except OSError:
         beside = []
     close = [name for name in difflib.get_close_matches(path.name, beside, n=5) if _holds_results(path.parent / name)]
+    close += [f"{name}/{path.name}" for name in sorted(beside) if _holds_results(path.parent / name / path.name)]
     return f"{path}: no such folder; {wrote}" + (f"; did you mean {path.parent / close[0]}?" if close else "")
 
 
