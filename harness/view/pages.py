@@ -35,6 +35,7 @@ from builders.core import contract
 from harness.outputs.report.figure_batch import MANIFEST
 from harness.outputs.report.report_md import task_index
 from harness.outputs.report.run_provenance import run_section
+from harness.outputs.results.model_results import local_path
 from harness.view.catalog import Catalog
 from harness.view.image_store import is_sha256, media_type
 from harness.view.samples.safe_files import (
@@ -72,7 +73,8 @@ def home(viewer: Viewer, request: Request) -> Response:
             }
             for i, (path, run) in enumerate(data.runs)
         ]
-        models.append({"name": model, "runs": runs, "warning": data.provenance_line()})
+        checkpoints = sorted(name for name in data.model_names() if local_path(name))  # the paths its name leaves out
+        models.append({"name": model, "runs": runs, "warning": data.provenance_line(), "checkpoints": checkpoints})
     return viewer.render(
         "home.html",
         models=models,
@@ -220,14 +222,22 @@ def linked_report(text: str, catalog: Catalog) -> str:
 
 # a value, its interval, a p or counts (27.8 [18.3, 39.8], <0.0001, 0 / 17), or the word for none (N/A, —)
 NUMBER_CELL = re.compile(r"[\d.,\s\[\]()/±%<>+\-−]*\d[\d.,\s\[\]()/±%<>+\-−]*|N/A|—")
+# a path (a build's, a checkpoint's) or a content hash: a word too long to keep whole in a 1280-px window
+PATH_OR_HASH = re.compile(r"/\w|[0-9a-f]{32}")
 
 
 def _number_cells(tokens: list[Token]) -> None:
     """Each table cell that holds only a number (a value, its interval, a p, counts) marked `num`: set right and
-    never broken mid-number (`1.00` over `00`); a wide table scrolls inside its own box instead."""
+    never broken mid-number (`1.00` over `00`); one that holds a path or a hash marked `long`: broken anywhere. Every
+    other cell breaks between words only (`not recorde` over `d`, `lenient_existence_` over `acc` read so); a wide
+    table scrolls inside its own box instead."""
     for token, inline in zip(tokens, tokens[1:], strict=False):
-        if token.type == "td_open" and inline.type == "inline" and NUMBER_CELL.fullmatch(inline.content.strip()):
-            token.attrSet("class", "num")
+        if token.type == "td_open" and inline.type == "inline":
+            text = inline.content.strip()
+            if NUMBER_CELL.fullmatch(text):
+                token.attrSet("class", "num")
+            elif PATH_OR_HASH.search(text):
+                token.attrSet("class", "long")
 
 
 def _link(cell: Token, url: str) -> None:

@@ -64,11 +64,6 @@ class Run:
         model = judge.get("model")
         return dict(model) if isinstance(model, dict) else None
 
-    def model_names(self) -> set[str]:
-        """The `config.model_name`s its results files record (the checkpoint or alias run)."""
-        names = {contents.get("config", {}).get("model_name") for _, contents in self.results.runs}
-        return {name for name in names if isinstance(name, str)}
-
 
 def _run(folder: Path, models: Mapping[str, ModelResults], name: str | None) -> Run:
     """The model `name` of `folder`: as `harness report` names it, or by its model folder; None: its one model."""

@@ -45,7 +45,7 @@ def _described(run: Run) -> ComparedRun:
     return {
         "folder": str(run.folder),
         "model": run.model,
-        "model_names": sorted(run.model_names()),
+        "model_names": sorted(run.results.model_names()),
         "results_files": list(run.results.files),
     }
 
@@ -175,7 +175,7 @@ def comparison(
     """The comparison of run A and run B (`harness.outputs.compare.paired_runs.pick_runs`), as compare.json holds it."""
     a, b = pick_runs(folders, models)
     index = task_index("harness compare", [a, b], include_paths)
-    names_a, names_b = a.model_names(), b.model_names()
+    names_a, names_b = a.results.model_names(), b.results.model_names()
     options = CompareOptions(**{**options.__dict__, "same_model": len(names_a) == 1 and names_a == names_b})
     state = Comparing(a, b, index, options)
     ran = {*a.results.results, *a.results.groups, *b.results.results, *b.results.groups}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from harness.config.task_index import natural_key
@@ -28,6 +28,23 @@ def plain(backend: object) -> bool:
     alone (`BackendSpec.plain`); others add "(backend)", so the same checkpoint through hf and vllm gets two sections.
     A file that names none is labelled plainly."""
     return backend is None or (isinstance(backend, str) and backend_spec(backend).plain)
+
+
+def local_path(name: str) -> bool:
+    """Whether a model's recorded name is a checkpoint's path on the machine that ran it (`/ckpt/my-vlm`, `./ckpt`,
+    `~/ckpt`, `C:\\ckpt`): no Hub repo id, alias or served model's name starts so."""
+    return name.startswith(("/", "\\", "~", ".")) or PureWindowsPath(name).is_absolute()
+
+
+def model_label(config: Mapping[str, object], folder: str) -> str:
+    """The name a model's results go by in `harness report`, `compare` and `view`: the name its run records (a Hub
+    checkpoint, an alias, a baseline), "name (backend)" for a backend not `plain`; a local checkpoint by its results
+    folder's name (which names its backend where that matters), not by its path, which the run's details show."""
+    name = config.get("model_name")
+    if isinstance(name, str) and local_path(name):
+        return folder
+    label = str(name or folder)
+    return label if plain(config.get("model")) else f"{label} ({config['model']})"
 
 
 @dataclass
@@ -109,23 +126,34 @@ class ModelResults:
                 shown.append((path, run, tasks))
         return shown
 
+    def model_names(self) -> set[str]:
+        """The `config.model_name`s its results files record (the checkpoint, its path, or the alias run)."""
+        names = {contents.get("config", {}).get("model_name") for _, contents in self.runs}
+        return {name for name in names if isinstance(name, str)}
+
     def provenance_line(self) -> str:
         """One line for a figure: the data behind these results, and whether the paper's numbers compare."""
         return provenance_line(self.data())
 
 
 def model_named(models: Mapping[str, ModelResults], name: str) -> str | None:
-    """The model of `models` that `name` names: as `harness report` names it (a local checkpoint by its path), or by
-    its model folder, where one model's results lie; None where none (or several) is."""
+    """The model of `models` that `name` names: as `harness report` names it (`model_label`), or by its model folder or
+    the name its runs record (a local checkpoint's path, as typed), where one model's results answer to it; None where
+    none (or several) does."""
     if name in models:
         return name
-    by_folder = [model for model, data in models.items() if name in {Path(path).parent.name for path in data.files}]
-    return by_folder[0] if len(by_folder) == 1 else None
+    found = [
+        model
+        for model, data in models.items()
+        if name in {Path(p).parent.name for p in data.files} | data.model_names()
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def not_a_results_folder(path: Path) -> str:
-    """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, or the
-    results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`)."""
+    """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, the
+    results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`),
+    else one of its name a folder down (`make demo`'s `demo_out/results` for `results`)."""
     import difflib
 
     wrote = "give the folder a run wrote (its --output_path)"
@@ -137,6 +165,7 @@ def not_a_results_folder(path: Path) -> str:
     except OSError:
         beside = []
     close = [name for name in difflib.get_close_matches(path.name, beside, n=5) if _holds_results(path.parent / name)]
+    close += [f"{name}/{path.name}" for name in sorted(beside) if _holds_results(path.parent / name / path.name)]
     return f"{path}: no such folder; {wrote}" + (f"; did you mean {path.parent / close[0]}?" if close else "")
 
 
@@ -171,10 +200,7 @@ def load_results(
         if "partial" in data or COPY_OF in data:  # a shard's part; a copy of a run's file, read at its original
             continue
         config = data.get("config", {})
-        name = config.get("model_name") or path.parent.name
-        if not plain(config.get("model")):
-            name = f"{name} ({config['model']})"
-        model = models.setdefault(name, ModelResults())
+        model = models.setdefault(model_label(config, path.parent.name), ModelResults())
         model.results.update(data.get("results", {}))
         model.groups.update(data.get("groups", {}))
         model.breakdowns.update(data.get("breakdowns", {}))

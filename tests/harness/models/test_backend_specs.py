@@ -106,8 +106,16 @@ def test_the_results_folder_and_the_reports_label_follow_the_backend(tmp_path: P
         folder.mkdir()
         config = {"model_name": f"m{i}"} | ({"model": backend} if backend is not None else {})
         (folder / "results_x.json").write_text(json.dumps({"config": config, "results": {}, "date": i}))
+    for backend, path in (("hf", "/ckpt/m8"), ("vllm", "./m9")):  # a local checkpoint: by its folder (issue 89)
+        folder = tmp_path / model_folder_name(backend, {"pretrained": path})
+        folder.mkdir()
+        run = {"config": {"model_name": path, "model": backend}, "results": {}, "date": 0}
+        (folder / "results_x.json").write_text(json.dumps(run))
     labels = set(load_results(tmp_path, reader=lambda path: json.loads(path.read_text())))
-    assert labels == {"m0", "m1 (vllm)", "m2", "m3", "m4 (openai)", "m5 (elsewhere)", "m6", "m7 (['hf'])"}
+    assert labels == {"m0", "m1 (vllm)", "m2", "m3", "m4 (openai)", "m5 (elsewhere)", "m6", "m7 (['hf'])"} | {
+        "__ckpt__m8",
+        "vllm__.__m9",
+    }
 
 
 def test_an_hf_alias_switched_to_another_backend_takes_its_arguments() -> None:

@@ -219,12 +219,17 @@ def test_a_missing_folder_is_matched_only_to_a_results_folder_beside_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     """Issue 89: `harness report results` in the repository answered "did you mean tests?" (its own tests folder);
-    the folder suggested is one a run wrote (a results file in it or its model folder), never another close name."""
+    the folder suggested is one a run wrote (a results file in it or its model folder), never another close name;
+    where none is beside it, the one of its name a folder down (`make demo`'s `demo_out/results`)."""
     from harness.run.cli import main
 
     (tmp_path / "tests").mkdir()
     assert main([command, str(tmp_path / "results")]) == 2
     assert capsys.readouterr().err.strip().endswith("no such folder; give the folder a run wrote (its --output_path)")
+    (tmp_path / "demo_out" / "results" / "random").mkdir(parents=True)
+    (tmp_path / "demo_out" / "results" / "random" / "results_2026-01-01T00-00-00.json").write_text("{}")
+    assert main([command, str(tmp_path / "results")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"; did you mean {tmp_path / 'demo_out' / 'results'}?")
     (tmp_path / "result" / "random").mkdir(parents=True)
     (tmp_path / "result" / "random" / "results_2026-01-01T00-00-00.json").write_text("{}")
     assert main([command, str(tmp_path / "results")]) == 2

@@ -4,6 +4,7 @@ pages over a real run (escaped text, images only from the verified build, a move
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.outputs.results.results import model_folder_name
 from harness.run.cli import main
 from harness.view.samples import sample_index
 from harness.view.samples.safe_files import inside
@@ -20,6 +22,7 @@ from harness.view.samples.sample_index import build_index
 from tests.support.results_runs import harness_run
 from tests.support.view_app import view_client
 
+TASK = "mmneedle_m1_n2_k1_pos"
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 
 
@@ -226,22 +229,38 @@ def test_the_gold_shows_as_text_and_a_metric_list_as_rows() -> None:
     assert metric_rows(0.25) is None and metric_rows([]) is None
 
 
-def test_a_model_is_found_by_its_results_folder_where_its_name_is_a_checkpoints_path(
-    run_dir: Path, tmp_path: Path
+def test_a_local_checkpoint_is_named_by_its_results_folder(
+    data_dir: Path, tiny_llava: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 89: a local checkpoint's model is named by its `pretrained` path, its results in a folder named by that
-    path sanitized; a link by the folder's name was a 404. It opens the model's pages as its name does."""
-    results = Path(shutil.copytree(run_dir, tmp_path / "results"))
-    (path,) = results.rglob("results_*.json")
-    run = json.loads(path.read_text())
-    run["config"]["model_name"] = "/checkpoints/my-vlm"
-    path.write_text(json.dumps(run))
+    """Issue 89: a run of `--model hf --model_args pretrained=/a/local/folder` was named by its path on every page
+    (titles, the model lists, the tables, the links) and in report.md. It goes by its results folder's name, as its
+    folder's links do, report.md and `harness compare` with it; the path shows once, under the model's heading, and
+    still opens its pages."""
+    results = harness_run(
+        tmp_path / "results", data_dir, TASK, "hf", "--model_args", f"pretrained={tiny_llava},threads=1", "--limit", "2"
+    )
+    harness_run(results, data_dir, TASK, "random", "--limit", "2")
+    folder = model_folder_name("hf", {"pretrained": str(tiny_llava)})
+    assert (results / folder).is_dir()
+    path = html.escape(str(tiny_llava))
     client = view_client(results)
-    folder = path.parent.name
-    for by in ("/checkpoints/my-vlm", folder):
-        for url, params in (
-            ("/samples", {"model": by, "task": "mmneedle_m1_n2_k1_pos"}),
-            ("/run", {"model": by, "run": "0"}),
-        ):
+    home = client.get("/").text
+    assert f'<h2 id="model-1">{html.escape(folder)}</h2>' in home
+    assert f'<p class="checkpoint">The checkpoint at <code>{path}</code></p>' in home
+    assert f'<th class="model-column">{html.escape(folder)}</th>' in home
+    assert home.count(path) == 2  # under its heading, and in its run's command
+    samples = {"model": folder, "task": TASK, "vs": "random"}
+    pairs = {"task": TASK, "a": folder, "b": "random"}
+    for url, params in (("/samples", samples), ("/sample", {**samples, "id": "m1_n2_k1-00000"}), ("/pairs", pairs)):
+        page = client.get(url, params=params)
+        assert page.status_code == 200 and path not in page.text and html.escape(folder) in page.text, url
+    title = re.search(r"<title>(.*?)</title>", client.get("/samples", params=samples).text).group(1)
+    assert title.startswith(f"{TASK} · {html.escape(folder)} beside random"), title
+    for by in (folder, str(tiny_llava)):
+        for url, params in (("/samples", {"model": by, "task": TASK}), ("/run", {"model": by, "run": "0"})):
             page = client.get(url, params=params)
-            assert page.status_code == 200 and "/checkpoints/my-vlm" in page.text, (url, by)
+            assert page.status_code == 200 and f"{html.escape(folder)} ›" in page.text, (url, by)
+    assert main(["report", str(results)]) == 0 and main(["compare", str(results), "--models", folder, "random"]) == 0
+    capsys.readouterr()
+    assert f"\n## {folder}\n" in (results / "report.md").read_text()
+    assert f"A: **{folder}** in `{results}`; B: **random**" in (results / "compare.md").read_text()
