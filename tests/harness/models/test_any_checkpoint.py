@@ -16,12 +16,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.checkpoint_factory import CannotBuild, build, image_text_types
+from tests.support.forward_pass import checkpoint_pass
 from tests.support.models_table import (
     FAILS_HERE,
+    ONE,
     PAGE,
+    SEVERAL,
     counted,
     measure,
     ran,
+    request,
     row,
     summary,
     table,
@@ -104,3 +108,16 @@ def test_every_image_text_type_runs_end_to_end_or_says_why_not(
         if one.run.error is None and hasattr(model_class(model_type), "get_image_features"):
             assert one.run.image_tokens == one.run.image_features > 0, one
     assert documented()[model_type] == row(model_type, ran(model_type, folder, measured), counted(how, measured))
+
+
+@pytest.mark.slow  # a checkpoint built and run
+def test_molmo2s_bos_is_counted_once_where_its_chat_template_writes_it(tmp_path: Path) -> None:
+    """Issue 89's reproduction: Molmo2's processor puts its BOS before a prompt that does not start with it, so a
+    measured image counted it once an image; with a chat template that writes the BOS itself, the count was one token
+    an image over (1,217 against 1,216 with one image, 4,931 against 4,921 with ten)."""
+    folder = build("molmo2", tmp_path / "molmo2")
+    template = folder / "chat_template.jinja"
+    template.write_text("{{ bos_token }}" + template.read_text(encoding="utf-8"), encoding="utf-8")
+    for sizes in (ONE, SEVERAL):
+        sent = checkpoint_pass(folder, request(sizes))
+        assert sent.error is None and sent.exact and sent.counted == sent.prompt_tokens, sent
