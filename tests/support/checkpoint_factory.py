@@ -982,19 +982,6 @@ def build(model_type: str, folder: Path) -> Path:
     return folder
 
 
-def counting(folder: Path) -> str:
-    """How the `hf` backend counts a prompt of the checkpoint before sending it (`harness.models.shared.hf_counting`), in
-    docs/models.md's words."""
-    from harness.models.shared.hf_counting import ProcessorCount
-
-    count = ProcessorCount.load(str(folder), offline=True)
-    if count.counts_images:
-        return "exact (its size count)"
-    if count.measures_images:
-        return "measured, exact for one image" if count.measured_exact else "measured, an estimate"
-    return "an estimate"
-
-
 def published_refusal(model_type: str, folder: Path) -> str | None:
     """docs/models.md's line for a type whose published checkpoints have no chat template: the refusal the hf backend
     gives its tiny checkpoint saved without one (as `--screen_only` gives it too); None for any other type."""
@@ -1011,27 +998,3 @@ def published_refusal(model_type: str, folder: Path) -> str | None:
     finally:
         shutil.rmtree(bare)
     raise AssertionError(f"{model_type}: its checkpoint without a chat template is not refused")
-
-
-def docs_row(model_type: str, result: str, counted: str = "-") -> str:
-    """The line of docs/models.md's table for a type: "runs end to end" or why it cannot, and how a prompt is counted
-    before sending (the test checks each)."""
-    return f"| {model_type} | {dated(model_type) or '-'} | {result.replace('|', '&#124;')} | {counted} |"
-
-
-def _main() -> None:  # the table by hand: python -m tests.support.checkpoint_factory [types...]
-    import sys
-    import tempfile
-
-    for model_type in sys.argv[1:] or image_text_types():
-        with tempfile.TemporaryDirectory() as tmp:
-            try:
-                folder = build(model_type, Path(tmp) / model_type)
-                result = published_refusal(model_type, folder) or RUNS
-                print(docs_row(model_type, result, counting(folder)), flush=True)
-            except CannotBuild as err:
-                print(docs_row(model_type, str(err)), flush=True)
-
-
-if __name__ == "__main__":
-    _main()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.api import Request
+from harness.api import Request, Response
 from tests.support.forward_families import BY_NAME, ForwardFamily
 
 _CHECKPOINTS: dict[tuple[str, str], Path] = {}
@@ -153,22 +153,29 @@ def forward_pass(name: str, request: Request, checkpoint: Path | None = None, **
     return passed(model, request, config.image_token_index if image_token is None else image_token)
 
 
-def checkpoint_pass(folder: Path, request: Request) -> ForwardPass:
-    """`request` through the `hf` backend on any checkpoint folder (`tests.support.checkpoint_factory`'s), its image
-    tokens those of its processor's image token."""
+# The `--model_args` a checkpoint folder is run with (`checkpoint_backend`), and screened with
+CHECKPOINT_ARGS = {"device": "cpu", "dtype": "float32", "image_threads": "1"}
+
+
+def checkpoint_backend(folder: Path) -> Any:
+    """The `hf` backend on any checkpoint folder (`tests.support.checkpoint_factory`'s), loaded once per process."""
     from harness.models.backends.hf.model import HFModel
 
     key = ("", str(folder), ())
     if key not in _MODELS:
-        _MODELS[key] = HFModel.from_args(
-            {"pretrained": str(folder), "device": "cpu", "dtype": "float32", "image_threads": "1"}
-        )
-    model = _MODELS[key]
+        _MODELS[key] = HFModel.from_args({"pretrained": str(folder), **CHECKPOINT_ARGS})
+    return _MODELS[key]
+
+
+def checkpoint_pass(folder: Path, request: Request, *, caught: bool = False) -> ForwardPass:
+    """`request` through the `hf` backend on any checkpoint folder (`checkpoint_backend`), its image tokens those of
+    its processor's image token; `caught`: the model's error in the result (`passed`)."""
+    model = checkpoint_backend(folder)
     config = model.model.config  # the token its features fill (Gemma 3's soft token, not the mark it expands)
     token = next(
         (getattr(config, n) for n in ("image_token_id", "image_token_index") if getattr(config, n, None)), None
     )
-    return passed(model, request, model.count._image_token_id if token is None else token)
+    return passed(model, request, model.count._image_token_id if token is None else token, caught=caught)
 
 
 def _rows(value: Any) -> int:
@@ -192,8 +199,9 @@ def _feature_count(out: Any) -> int:
     return _rows(out)
 
 
-def passed(model: Any, request: Request, image_token: int) -> ForwardPass:
-    """One request through a loaded `hf` backend, recording the input ids sent and the image features made."""
+def passed(model: Any, request: Request, image_token: int, *, caught: bool = False) -> ForwardPass:
+    """One request through a loaded `hf` backend, recording the input ids sent and the image features made;
+    `caught`: an error the model raises on them is the result's `error`, beside the input ids it was sent."""
     features: list[int] = []
     sent: list[Any] = []
     depth = [0]
@@ -228,6 +236,10 @@ def passed(model: Any, request: Request, image_token: int) -> ForwardPass:
     try:
         one_token = replace(request, settings=replace(request.settings, max_gen_toks=1, until=()))
         (response,) = model.generate([one_token])
+    except Exception as err:
+        if not caught:
+            raise
+        response = Response(None, error=f"{type(err).__name__}: {str(err).splitlines()[0]}")
     finally:
         for owner in owners:
             del owner.get_image_features

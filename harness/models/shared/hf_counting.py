@@ -25,10 +25,15 @@ from harness.models.facts.remote_code import before_loading
 from harness.models.families import config_family, style_named
 from harness.models.shared.hf_expansion import (
     PROBE_SIZE,
+    added_by_call,
     framed,
+    image_counting,
+    image_text,
     laid_out,
     measured,
     own_size,
+    placeholder,
+    probe_prompt,
     sent_as_counted,
     several_images,
 )
@@ -39,23 +44,6 @@ from harness.sent import Sent, sent_images
 
 if TYPE_CHECKING:
     from transformers import PreTrainedConfig
-
-
-def _processor_image_counting(processor: Any, tokenizer: Any) -> tuple[int | None, bool]:
-    """(the image placeholder's token id, whether the processor tells an image's tokens from its size without its
-    pixels: transformers' `_get_num_multimodal_tokens`, as vLLM uses it)."""
-    token = getattr(processor, "image_token", None)
-    token_id = getattr(processor, "image_token_id", None)
-    if token_id is None and isinstance(token, str):
-        token_id = tokenizer.convert_tokens_to_ids(token)
-    counter = getattr(processor, "_get_num_multimodal_tokens", None)
-    if token_id is None or not callable(counter):
-        return token_id, False
-    try:
-        counts = counter(image_sizes=[(56, 56)]).num_image_tokens
-    except Exception:  # a processor that needs more than sizes: its family's estimate instead
-        return token_id, False
-    return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
 
 
 def default_context_length(config: object) -> int | None:
@@ -162,9 +150,14 @@ class ProcessorCount:
         self.family = config_family(
             name, getattr(config, "model_type", None), getattr(config, "architectures", None) or ()
         )
-        self._image_token_id, self.counts_images = _processor_image_counting(processor, self.tokenizer)
-        # The text a string-content style puts where an image goes ({token}: what the processor expands).
-        self.image_token = str(getattr(processor, "image_token", None) or "<image>")
+        # The placeholder the processor expands, where the chat template puts an image (`hf_expansion.placeholder`):
+        # the text a string-content style puts there too
+        self._probe = probe_prompt(processor, self.chat_template, name)
+        marker = placeholder(processor, self._probe)
+        self._image_token_id, self.counts_images = image_counting(processor, self.tokenizer, marker)
+        self.image_token = marker or str(getattr(processor, "image_token", None) or "<image>")
+        # What an image is measured and probed in: its placeholder as the chat template writes it
+        self._image_text = image_text(self._probe, self.tokenizer, self._image_token_id) or self.image_token
         bos = getattr(self.tokenizer, "bos_token", None)
         adds_bos = bool(bos) and self.tokenizer("a").input_ids[:1] == [self.tokenizer.convert_tokens_to_ids(bos)]
         # The template's BOS, dropped from the text where the tokenizer adds its own: one BOS, as
@@ -241,7 +234,9 @@ class ProcessorCount:
             if self._image_token_id is None:
                 return None
             try:
-                self._measured[key] = measured(processor, self.tokenizer, self._image_token_id, width, height, call)
+                self._measured[key] = measured(
+                    processor, self.tokenizer, self._image_token_id, self._image_text, (width, height), call
+                )
             except Exception:  # a processor that needs more than a blank image: its family's estimate instead
                 return None
         return self._measured[key]
@@ -329,11 +324,13 @@ class ProcessorCount:
         )
         if key not in self._counted:
             # The prompt as the processor lays it out and frames each image (`harness.models.shared.hf_expansion`), each
-            # image's tokens one token there, then as many as the image makes.
-            text, token_id = framed(self.processor, laid_out(self.processor, self.render(request), len(images)))
+            # image's tokens one token there, then as many as the image makes, and what the processor's call adds.
+            prompt = self.render(request)
+            text, token_id = framed(self.processor, laid_out(self.processor, prompt, len(images)))
             ids = self.tokenizer(text).input_ids
             placeholders = ids.count(self._image_token_id if token_id is None else token_id) if images else 0
-            self._counted[key] = len(ids) - placeholders + sum(self.image_tokens(request))
+            added = added_by_call(self.processor, self.tokenizer, prompt, self._image_text)
+            self._counted[key] = len(ids) + added - placeholders + sum(self.image_tokens(request))
         return self._counted[key]
 
     def image_tokens(self, request: Request) -> list[int]:
@@ -377,20 +374,12 @@ class ProcessorCount:
         """Whether the count of one image of a probe size, in a plain prompt and in one the chat template renders, is
         the input ids the processor's own call builds (`hf_expansion.sent_as_counted`); a processor that cannot be
         probed so is not claimed exact."""
-        parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
         try:
-            with rendering_within(f"{self.name}: the chat template's probe prompt"):
-                rendered = self.processor.apply_chat_template(
-                    [{"role": "user", "content": parts}],
-                    chat_template=self.chat_template,
-                    add_generation_prompt=True,
-                    tokenize=False,
-                )
             call = self.settle(dict(self.processor_kwargs)).call
             sized = self._sized([PROBE_SIZE], dict(self.processor_kwargs))
-            texts = (f"Look: {self.image_token} what?", str(rendered))
+            texts = (f"Look: {self._image_text} what?", self._probe)
             return sized is not None and all(
-                sent_as_counted(self.processor, self.tokenizer, text, self._image_token_id, sum(sized), call)
+                text and sent_as_counted(self.processor, self.tokenizer, text, self._image_token_id, sum(sized), call)
                 for text in texts
             )
         except Exception:

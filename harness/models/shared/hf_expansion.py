@@ -20,6 +20,12 @@ Each is the processor's own step, called as the processor calls it when it is gi
   with `do_resize` off, the official wrapper's setting, splits each image at its own size, where its
   `get_number_of_image_patches` still scales it to its longest edge first, 1,456 px: 16 tiles counted for a 112-px
   image sent as one).
+- `placeholder`: the text the processor expands into an image's tokens, as its `get_text_with_replacements` finds it
+  (Aya Vision's `<image>`, whose `image_token_id` is the patch token the features fill; Qianfan-OCR's `<image>`, whose
+  `image_token` is that patch token): counted as its own token, or an image counts as one patch.
+- `added_by_call`: what the processor's call puts in a prompt besides its images (Molmo2's puts its BOS before a
+  prompt that does not start with it): counted with the prompt, and left out of a measured image (one token an image
+  over, else).
 """
 
 from __future__ import annotations
@@ -95,20 +101,52 @@ def measured(
     processor: ProcessorCall,
     tokenizer: TokenizerCall,
     token_id: int,
-    width: int,
-    height: int,
+    text: str,
+    size: tuple[int, int],
     call: Mapping[str, object],
 ) -> int:
-    """The tokens one image placeholder becomes when the processor is given a blank `width` x `height` image with
-    the settings `call`: what a processor without a size counter (SmolVLM's, LFM2-VL's, Llama 4's) makes of an image
-    of that size, read off its own output rather than restated. BOS and other specials cancel out."""
+    """The tokens one image placeholder (`token_id`, in `text`: what the chat template writes for an image,
+    `image_text`) becomes when the processor is given a blank image of `size` with the settings `call`: what a
+    processor without a size counter (SmolVLM's, LFM2-VL's, Llama 4's) makes of an image of that size, read off its
+    own output rather than restated. BOS and other specials cancel out."""
     from PIL import Image
 
     to_token: Callable[[int], str] = getattr(tokenizer, "convert_ids_to_tokens")  # noqa: B009 - a tokenizer's
-    text = str(to_token(token_id))
     alone = list(tokenizer(text)["input_ids"])
-    ids = processor(text=[text], images=[[Image.new("RGB", (width, height))]], **call)["input_ids"][0]
-    return len(ids) - len(alone) + alone.count(token_id)
+    ids = processor(text=[text], images=[[Image.new("RGB", size)]], **call)["input_ids"][0]
+    return (
+        len(ids)
+        - len(alone)
+        - added_by_call(processor, tokenizer, text, str(to_token(token_id)))
+        + alone.count(token_id)
+    )
+
+
+def image_text(probe: str, tokenizer: object, token_id: int | None) -> str:
+    """What the chat template writes for an image in `probe` (its prompt of "Look:", an image, "What?"): the
+    placeholder (`token_id`'s) with the tokens the template puts around it (HunYuan-VL's `<|image_start|>` and
+    `<|image_end|>`, without which its processor refuses the placeholder); the placeholder alone where the probe does
+    not show it; "" without a placeholder."""
+    if token_id is None:
+        return ""
+    marker = str(getattr(tokenizer, "convert_ids_to_tokens")(token_id))  # noqa: B009 - a tokenizer's
+    written = probe.partition("Look:")[2].partition("What?")[0].strip()
+    return written if marker in written else marker
+
+
+def probe_prompt(processor: object, chat_template: str, name: str) -> str:
+    """A prompt of "Look:", an image, "What?" as the chat template renders it, which a count is probed with when a
+    processor is loaded (`sent_as_counted`, `placeholder`, `image_text`); "" where the template cannot render it."""
+    from harness.models.facts.reasoning import rendering_within
+
+    parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
+    render: Callable[..., object] = getattr(processor, "apply_chat_template")  # noqa: B009 - a processor's
+    try:
+        with rendering_within(f"{name}: the chat template's probe prompt"):  # a checkpoint's template is untrusted
+            chat = [{"role": "user", "content": parts}]
+            return str(render(chat, chat_template=chat_template, add_generation_prompt=True, tokenize=False))
+    except Exception:
+        return ""
 
 
 # The size of the image a count is probed with when a processor is loaded (`sent_as_counted`).
@@ -132,6 +170,65 @@ def sent_as_counted(
     laid, token_id = framed(processor, laid_out(processor, text, 1))
     ids = list(tokenizer(laid)["input_ids"])
     sent = processor(text=[text], images=[[Image.new("RGB", PROBE_SIZE)]], **call)
-    placeholder = image_token_id if token_id is None else token_id
-    placeholders = ids.count(placeholder) if placeholder is not None else 0
-    return bool(len(ids) - placeholders + tokens == len(sent["input_ids"][0]))
+    counted = image_token_id if token_id is None else token_id
+    placeholders = ids.count(counted) if counted is not None else 0
+    to_token: Callable[[object], object] = getattr(tokenizer, "convert_ids_to_tokens")  # noqa: B009 - a tokenizer's
+    added = (
+        added_by_call(processor, tokenizer, text, str(to_token(image_token_id))) if image_token_id is not None else 0
+    )
+    return bool(len(ids) - placeholders + tokens + added == len(sent["input_ids"][0]))
+
+
+def placeholder(processor: object, rendered: str) -> str | None:
+    """The text of `rendered` (a prompt of one image, as the chat template renders it) that the processor replaces by
+    the image's tokens: what its `get_text_with_replacements` (transformers' step before tokenizing) matches; None
+    where it has no such step or matches no single placeholder."""
+    replace = getattr(processor, "get_text_with_replacements", None)
+    if not callable(replace):
+        return None
+    try:
+        _, offsets = replace([rendered], ["\0"])
+    except Exception:  # a processor whose step needs more than a prompt
+        return None
+    found = offsets[0] if offsets and isinstance(offsets[0], list) else []
+    return str(found[0]["text"]) if len(found) == 1 and isinstance(found[0], dict) else None
+
+
+def image_counting(processor: object, tokenizer: object, marker: str | None) -> tuple[int | None, bool]:
+    """(the id of the placeholder an image is expanded from: `marker` where it is one token, else the processor's
+    image token; whether the processor tells an image's tokens from its size without its pixels: transformers'
+    `_get_num_multimodal_tokens`, as vLLM uses it)."""
+    token = getattr(processor, "image_token", None)
+    token_id = getattr(processor, "image_token_id", None)
+    encode: TokenizerCall = tokenizer  # type: ignore[assignment]
+    own = list(encode(marker, add_special_tokens=False)["input_ids"]) if marker else []
+    if len(own) == 1:
+        token_id = own[0]
+    elif token_id is None and isinstance(token, str):
+        token_id = getattr(tokenizer, "convert_tokens_to_ids")(token)  # noqa: B009 - a tokenizer's
+    counter = getattr(processor, "_get_num_multimodal_tokens", None)
+    if token_id is None or not callable(counter):
+        return token_id, False
+    try:
+        counts = counter(image_sizes=[(56, 56)]).num_image_tokens
+    except Exception:  # a processor that needs more than sizes: its family's estimate instead
+        return token_id, False
+    return token_id, isinstance(counts, list) and len(counts) == 1 and isinstance(counts[0], int)
+
+
+# A prompt's start, as far as `added_by_call` gives it to the processor: what a call puts before a prompt is decided
+# by how it starts.
+_START = 256
+
+
+def added_by_call(processor: object, tokenizer: object, text: str, marker: str) -> int:
+    """The tokens the processor's call adds to `text` beyond those its tokenizer makes of it, its images aside: its
+    call on the text's start before its first image (`marker`), where there is no image to expand; 0 where the
+    processor cannot be called on text alone (PaliGemma's, GOT-OCR2's)."""
+    start = (text.split(marker, 1)[0] if marker else text)[:_START].strip()  # IDEFICS' call strips its text
+    call: ProcessorCall = processor  # type: ignore[assignment]
+    encode: TokenizerCall = tokenizer  # type: ignore[assignment]
+    try:
+        return len(call(text=[start])["input_ids"][0]) - len(encode(start)["input_ids"])
+    except Exception:  # a processor that takes no prompt without its images
+        return 0

@@ -1,9 +1,11 @@
 """Any checkpoint the installed transformers can load runs with `--model hf`, no family code needed (issue 72, items 1
 and 3): for every image-text-to-text `model_type` of transformers, a tiny random checkpoint is built
 (`tests.support.checkpoint_factory`) and run end to end through the command line, its prompt the checkpoint's own
-`apply_chat_template`, its image tokens the model's image features, its count before sending the input ids sent where
-the count says it is exact. A type that cannot be built here is listed in docs/models.md with the reason, and the
-test checks that the reason still holds; the table's count of types run end to end is the test's."""
+`apply_chat_template`, its image tokens the model's image features. Its count before sending is measured against the
+input ids sent, for one image of a size the count's probe does not use and for three (issue 89, item 4): the screen
+counts as the run does, a count it says is exact is the input ids sent, and docs/models.md's line for the type is
+the one written from what was measured (`tests.support.models_table`), as is the table's count of types run end to
+end."""
 
 from __future__ import annotations
 
@@ -13,57 +15,33 @@ from pathlib import Path
 
 import pytest
 
-from harness.api import Request
-from tests.support.checkpoint_factory import (
-    RUNS,
-    CannotBuild,
-    build,
-    counting,
-    docs_row,
-    image_text_types,
-    published_refusal,
-)
+from tests.support.checkpoint_factory import CannotBuild, build, image_text_types
 from tests.support.forward_pass import checkpoint_pass
-from tests.support.model_requests import encode_image, make_request
-
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "models.md"
-# Types that build but whose run fails here, each on one task, with the error the samples record: the test checks
-# that it still does (docs/models.md lists them so); the day one runs, this fails and the row is turned into a run.
-FAILS_HERE = {
-    # the hf backend gives the processor each prompt's images as a list, which GOT-OCR2 takes for a multi-page scan
-    "got_ocr2": (
-        "toy_colors toy_pairs",
-        "ValueError: Nested images are only supported with `multi_page` set to `True`.",
-    ),
-    # Florence-2's and Kosmos-2.5's processors put one image's tokens before each prompt, whatever its images: the hf
-    # backend sends toy_pairs' two images in one prompt to these one-image models, which has more features than tokens
-    "florence2": ("toy_pairs", "ValueError: Image features and image tokens do not match, tokens: 50, features: 100"),
-    "kosmos-2.5": (
-        "toy_pairs",
-        "RuntimeError: shape mismatch: value tensor of shape [4096, 64] cannot be broadcast to indexing result of "
-        "shape [2048, 64]",
-    ),
-}
-
-
-def fails_here(model_type: str) -> str:
-    task, error = FAILS_HERE[model_type]
-    return f"builds; its run fails on {' and '.join(task.split())}: {error}"
+from tests.support.models_table import (
+    FAILS_HERE,
+    ONE,
+    PAGE,
+    SEVERAL,
+    counted,
+    measure,
+    ran,
+    request,
+    row,
+    summary,
+    table,
+)
 
 
 def documented() -> dict[str, str]:
     """docs/models.md's table: model_type -> its line."""
-    rows = re.findall(r"^\| (\S+) \| .*\|$", DOCS.read_text(encoding="utf-8"), flags=re.MULTILINE)
-    lines = [line for line in DOCS.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
-    return {row: next(line for line in lines if line.startswith(f"| {row} |")) for row in rows}
+    return table(PAGE.read_text(encoding="utf-8"))
 
 
 def test_the_table_lists_every_type_of_the_installed_transformers_and_counts_those_that_run() -> None:
-    table = documented()
-    types = image_text_types()
-    assert [t for t in table if t != "model_type"] == types
-    runs = sum(f"| {RUNS}" in line for line in table.values())
-    assert f"**{runs} of {len(types)}** image-text-to-text types run end to end" in DOCS.read_text(encoding="utf-8")
+    lines = documented()
+    assert [t for t in lines if t != "model_type"] == image_text_types()
+    lines.pop("model_type")
+    assert summary(list(lines.values())) in PAGE.read_text(encoding="utf-8")
 
 
 def model_class(model_type: str) -> type:
@@ -90,10 +68,8 @@ def test_every_image_text_type_runs_end_to_end_or_says_why_not(
     try:
         folder = build(model_type, tmp_path / model_type)
     except CannotBuild as err:
-        assert documented()[model_type] == docs_row(model_type, str(err))
+        assert documented()[model_type] == row(model_type, str(err))
         return
-    result = fails_here(model_type) if model_type in FAILS_HERE else published_refusal(model_type, folder) or RUNS
-    assert documented()[model_type] == docs_row(model_type, result, counting(folder))
     run = harness(
         *("--tasks", "toy_colors,toy_pairs", "--model", "hf", "--include_path", toy_tasks, "--data_dir", toy_dir),
         *("--model_args", f"pretrained={folder},device=cpu,dtype=float32,image_threads=1", "--limit", "2"),
@@ -120,15 +96,28 @@ def test_every_image_text_type_runs_end_to_end_or_says_why_not(
             # the template's BOS is left to the tokenizer where it adds its own (`PromptStyle.bos`)
             assert sample["arguments"]["gen_args_0"]["arg_0"] in (expected, expected.removeprefix(bos))
     assert run.code == (1 if model_type in FAILS_HERE else 0), run.err
-    if model_type in FAILS_HERE:
-        return
-    # One request of two images of other sizes: the model's image features fill its image tokens, and a count that
-    # says it is exact is the input ids sent.
-    images = [encode_image((200, 30, 30), (300, 200), "PNG"), encode_image((9, 9, 9), (64, 48), "PNG")]
-    request: Request = make_request("s", ["Compare ", images[0], " and ", images[1], "."])
-    result = checkpoint_pass(folder, request)
-    assert result.error is None, result
-    if hasattr(model_class(model_type), "get_image_features"):  # IDEFICS' cross-attention has no image tokens to fill
-        assert result.image_tokens == result.image_features > 0, result
-    if result.exact:
-        assert result.counted == result.prompt_tokens, result
+    # One image of a size the probe does not use, three of other sizes: the screen counts as the run does, a count it
+    # says is exact is the input ids sent, the model's image features fill its image tokens, and the type's line
+    # says what was measured.
+    how, measured = measure(folder)
+    for one in measured:
+        assert one.screened == one.run.counted, one
+        if one.screened_exact:
+            assert one.screened == one.run.prompt_tokens, one
+        # IDEFICS' cross-attention has no image tokens to fill
+        if one.run.error is None and hasattr(model_class(model_type), "get_image_features"):
+            assert one.run.image_tokens == one.run.image_features > 0, one
+    assert documented()[model_type] == row(model_type, ran(model_type, folder, measured), counted(how, measured))
+
+
+@pytest.mark.slow  # a checkpoint built and run
+def test_molmo2s_bos_is_counted_once_where_its_chat_template_writes_it(tmp_path: Path) -> None:
+    """Issue 89's reproduction: Molmo2's processor puts its BOS before a prompt that does not start with it, so a
+    measured image counted it once an image; with a chat template that writes the BOS itself, the count was one token
+    an image over (1,217 against 1,216 with one image, 4,931 against 4,921 with ten)."""
+    folder = build("molmo2", tmp_path / "molmo2")
+    template = folder / "chat_template.jinja"
+    template.write_text("{{ bos_token }}" + template.read_text(encoding="utf-8"), encoding="utf-8")
+    for sizes in (ONE, SEVERAL):
+        sent = checkpoint_pass(folder, request(sizes))
+        assert sent.error is None and sent.exact and sent.counted == sent.prompt_tokens, sent
