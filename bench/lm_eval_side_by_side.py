@@ -16,11 +16,17 @@ lm-eval reads the same Parquet file through a task YAML written here (`dataset_p
 Each tool runs once untimed first (caches, page cache), then `--rounds` rounds; in each round every (batch size,
 tool) pair runs once, the tools' order alternating from round to round. Per run: wall seconds, CPU seconds
 (user + sys of the process, from `wait4`) and peak RSS. Reported: medians, and each round's ratio lm-eval / ours.
-On a busy machine wall times swing; CPU seconds much less (treat both as provisional there).
+On a busy machine wall times swing; CPU seconds much less (treat both as provisional there): each run records the
+machine's 1-minute load average as it starts (`load`), which the table shows.
+
+`--python PYTHON` runs both tools from one environment that holds them both instead of building two (the project's
+`.venv` holds lm-eval through the `dev` extra; ours then runs this checkout, first on `PYTHONPATH`): the same torch,
+transformers and datasets on both sides, and nothing to install.
 
 Usage (one command; about 15 minutes at the defaults once the virtualenvs exist, ~5 minutes to build them):
     python3 bench/lm_eval_side_by_side.py --rounds 3
     python3 bench/lm_eval_side_by_side.py --short        # 24 rows, one round: a check that everything runs
+    python3 bench/lm_eval_side_by_side.py --python .venv/bin/python --batches 8 --rounds 5 --work /tmp/side_by_side
 """
 
 from __future__ import annotations
@@ -102,15 +108,19 @@ def version_in(python: Path, package: str) -> str:
     return out.stdout.strip()
 
 
-def prepare(work: Path, limit: int, env: dict[str, str]) -> dict[str, Path]:
-    """The two virtualenvs, the build, the tiny LLaVA and lm-eval's task folder."""
-    ours = venv(work / "venv-ours", [[TORCH], [f"{ROOT}[hf]"]])
-    # This checkout as it is now (the virtualenv may hold an older one): no dependency changes, just the code.
-    sh([str(ours), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)])
-    # The libraries both tools share at ours' versions (lm-eval's hf extra does not bring Pillow, which its image
-    # processor needs).
-    shared = [f"{name}=={version_in(ours, name)}" for name in ("transformers", "tokenizers", "pillow", "datasets")]
-    lm_eval = venv(work / "venv-lmeval", [[TORCH], [LM_EVAL, *shared]])
+def prepare(work: Path, limit: int, env: dict[str, str], python: Path | None) -> dict[str, Path]:
+    """The two virtualenvs (or `python`'s one environment), the build, the tiny LLaVA and lm-eval's task folder."""
+    if python is not None:
+        ours = lm_eval = python
+        env = dict(env, PYTHONPATH=str(ROOT))  # the build and the tiny LLaVA by this checkout's code
+    else:
+        ours = venv(work / "venv-ours", [[TORCH], [f"{ROOT}[hf]"]])
+        # This checkout as it is now (the virtualenv may hold an older one): no dependency changes, just the code.
+        sh([str(ours), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)])
+        # The libraries both tools share at ours' versions (lm-eval's hf extra does not bring Pillow, which its image
+        # processor needs).
+        shared = [f"{name}=={version_in(ours, name)}" for name in ("transformers", "tokenizers", "pillow", "datasets")]
+        lm_eval = venv(work / "venv-lmeval", [[TORCH], [LM_EVAL, *shared]])
     data = work / f"data_{limit}"
     if not (data / "mmneedle" / CONFIG).is_dir():
         sh(
@@ -193,7 +203,8 @@ def command(tool: str, batch: int, setup: dict[str, Path], out: Path) -> list[st
 
 
 def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
-    """Wall seconds, CPU seconds (user + sys) and peak RSS (MiB) of one process."""
+    """Wall seconds, CPU seconds (user + sys) and peak RSS (MiB) of one process, and the load as it starts."""
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -201,13 +212,20 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
     err = proc.stderr.read() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{err[-3000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "load": load,
+    }
 
 
 def run_once(tool: str, batch: int, setup: dict[str, Path], work: Path, env: dict[str, str]) -> dict[str, float]:
     out = work / "out" / f"{tool}_b{batch}"
     subprocess.run(["rm", "-rf", str(out)], check=True)
-    figures = timed(command(tool, batch, setup, out), env, work)
+    # Ours runs this checkout: from its environment, or first on the path where both tools share one (`--python`).
+    own = dict(env, PYTHONPATH=str(ROOT)) if tool == "ours" and setup["ours"] == setup["lm_eval"] else env
+    figures = timed(command(tool, batch, setup, out), own, work)
     if tool == "ours":  # the runner alone (screen, generation, scoring), from the results file
         (results,) = out.glob("*/results_*.json")
         figures["evaluation_s"] = float(json.loads(results.read_text())["total_evaluation_time_seconds"])
@@ -224,8 +242,8 @@ def report(runs: dict[tuple[str, int], list[dict[str, float]]], batches: list[in
         "interleaved rounds (wall / CPU user+sys), peak RSS the largest",
         "",
         "| batch | lm-eval wall | ours wall | ratio per round (wall) | lm-eval CPU | ours CPU | ratio (CPU) "
-        "| peak RSS lm-eval / ours |",
-        "|---|---|---|---|---|---|---|---|",
+        "| peak RSS lm-eval / ours | load |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for b in batches:
         lm, ours = runs[("lm_eval", b)], runs[("ours", b)]
@@ -234,7 +252,8 @@ def report(runs: dict[tuple[str, int], list[dict[str, float]]], batches: list[in
             f"| {b} | {median(lm, 'wall_s'):.1f} s | {median(ours, 'wall_s'):.1f} s | {per_round} | "
             f"{median(lm, 'cpu_s'):.1f} s | {median(ours, 'cpu_s'):.1f} s | "
             f"{median(lm, 'cpu_s') / median(ours, 'cpu_s'):.1f}x | "
-            f"{max(r['peak_rss_mib'] for r in lm):,.0f} / {max(r['peak_rss_mib'] for r in ours):,.0f} MiB |"
+            f"{max(r['peak_rss_mib'] for r in lm):,.0f} / {max(r['peak_rss_mib'] for r in ours):,.0f} MiB | "
+            f"{min(r['load'] for r in lm + ours):.1f}-{max(r['load'] for r in lm + ours):.1f} |"
         )
     if len(batches) > 1:
         small, large = batches[0], batches[-1]
@@ -253,6 +272,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=50, help="positive (and negative) rows: 2 x limit rows in all")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--short", action="store_true", help="12 + 12 rows, one round: a quick check")
+    parser.add_argument("--python", type=Path, help="run both tools from this environment's Python (it holds lm-eval)")
     args = parser.parse_args()
     if args.short:
         args.limit, args.rounds = 12, 1
@@ -270,7 +290,7 @@ def main() -> None:
         MMLONGEVAL_HASH_CACHE=str(work / "file_hashes.json"),
     )
     env.pop("PYTHONPATH", None)  # each tool runs from its own virtualenv, never from a checkout on the path
-    setup = prepare(work, args.limit, env)
+    setup = prepare(work, args.limit, env, args.python.absolute() if args.python else None)
     tools = ["lm_eval", "ours"]
     for tool in tools:  # untimed: lm-eval's Arrow cache, both tools' page cache
         print(f"warm-up: {tool}", flush=True)

@@ -1,16 +1,21 @@
 """Which files of a build a task reads, each kept inside the build's folder: the manifest's entries for its config
 and split, or (data without a usable manifest) the card's data files or the task's `data_files` patterns; and the
-error a missing config or split gets, with the command that builds it."""
+error a missing config or split gets, with the command that builds it.
+
+`datasets` is imported only where it is called (data without a manifest, a `process_docs` that takes a
+`datasets.Dataset`), and quiet there (`datasets_quiet`): its "Generating test split" and "Map"/"Filter" lines, which a
+run's own bars already cover, are not printed.
+"""
 
 from __future__ import annotations
 
 import os
 import shlex
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import datasets
 
 from builders.core import contract
 from harness.config.task_config import TaskConfig
@@ -80,10 +85,29 @@ def file_inside(folder: Path, relative: str, allowed: Path | None) -> Path:
     return folder / relative
 
 
+@contextmanager
+def datasets_quiet() -> Iterator[None]:
+    """`datasets`' progress bars and its logging below errors off inside, as they were after."""
+    import datasets
+
+    bars = datasets.is_progress_bar_enabled()
+    verbosity = datasets.logging.get_verbosity()
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        datasets.logging.set_verbosity(verbosity)
+        if bars:
+            datasets.enable_progress_bars()
+
+
 def card_paths(config: TaskConfig, folder: Path, allowed: Path | None) -> list[Path]:
     """The files `datasets` would read for the split (the card's `configs:`, or its default layout): how data
     without a usable manifest is found. Its lock files go to a folder of their own, removed after."""
-    with tempfile.TemporaryDirectory() as scratch:
+    import datasets  # here only: a build with its manifest is read without it
+
+    with tempfile.TemporaryDirectory() as scratch, datasets_quiet():
         try:
             builder = datasets.load_dataset_builder(str(folder), config.dataset_name, cache_dir=scratch)
             files = (builder.config.data_files or {}).get(config.test_split)

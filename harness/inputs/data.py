@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import datasets
+import pyarrow as pa
 
 from builders.core import contract
 from harness.config.task_config import TaskConfig
@@ -54,7 +54,9 @@ VERIFIED, UNVERIFIED = "verified", "unverified"
 
 @dataclass
 class LoadedDataset:
-    dataset: datasets.Dataset  # the evaluated split's rows, image columns left out, with their source row
+    rows: (
+        pa.Table | None
+    )  # the evaluated split's rows, image columns left out, with their source row (`SplitFiles.rows`)
     location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
     manifest: contract.BuildManifest | None  # the build's `build_manifest.json`, when it has one of the right shape
@@ -73,7 +75,7 @@ class LoadedDataset:
     def image_columns(self) -> list[str]:
         return self.split.image_columns if self.split is not None else []
 
-    def image_column(self, docs: datasets.Dataset, column: str, task: str) -> ImageColumn | SharedImageColumn:
+    def image_column(self, docs: pa.Table, column: str, task: str) -> ImageColumn | SharedImageColumn:
         """A reader of one image column of `docs`: the rows' own bytes, or, for the contract's `images`
         column of a shared-storage build (or unverified data with an image table), the build's image table."""
         if column == contract.IMAGES and column not in self.image_columns and self.folder is not None:
@@ -326,7 +328,7 @@ def _loaded(
         fingerprint = files_hash  # what was read, since no manifest vouches for it
     split = SplitFiles(files, location)
     return LoadedDataset(
-        split.rows(fingerprint),
+        split.rows(),
         location,
         revision,
         manifest,

@@ -1,8 +1,10 @@
 """One split's rows, read with pyarrow from the data files the harness opened and hashed (`harness.inputs.integrity`):
 no `datasets` Arrow cache, no second copy of a file.
 
-The rows' text and number columns are read at once, as `datasets` features decode them (`datasets.Dataset` over
-the table read here); image columns are not: their bytes are read from the file's row group when a request's
+The rows' text and number columns are read at once into a pyarrow Table, their `datasets` features (the files'
+`huggingface` schema metadata) kept in its metadata as `datasets` writes them, so that a `datasets.Dataset` made of it
+(where a task's `process_docs` takes one: `harness.running.task.process_docs`) reads them as `datasets` would; nothing
+here imports `datasets`. Image columns are not read: their bytes are read from the file's row group when a request's
 batch runs (`ImageColumn`, through `builders.core.contract.ParquetColumn`), and how many images each row holds
 comes from the image structs' `path` leaf, without a byte of the images. A build that stores its images once is
 read the same way through its image table (`SharedImageColumn`).
@@ -10,14 +12,15 @@ read the same way through its image table (`SharedImageColumn`).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import datasets
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets import Features
 
 from builders.core import contract
 from harness.errors import UserError
@@ -28,11 +31,36 @@ from harness.inputs.integrity import DataFile, check_image_bytes, resolve_inside
 SOURCE_ROW = "__source_row__"
 # An image a row names by path inside its build (`Image()` with a path): at most what any release's image may hold.
 IMAGE_MOST = 256 * contract.MiB
+HF_METADATA = b"huggingface"  # the schema metadata key under which `datasets` writes a table's features
+
+
+def hf_features(schema: pa.Schema, location: str = "") -> dict[str, object]:
+    """Each column's `datasets` feature as the schema's `huggingface` metadata records it (`Features.to_dict()`), {}
+    where it records none (`datasets` then infers plain features from the Arrow types: no image columns)."""
+    raw = (schema.metadata or {}).get(HF_METADATA)
+    if raw is None:
+        return {}
+    try:
+        features = json.loads(raw)["info"]["features"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise UserError(
+            f"{location}: its {HF_METADATA.decode()} schema metadata is not datasets' features ({err})"
+        ) from None
+    return features if isinstance(features, dict) else {}
+
+
+def with_features(table: pa.Table, features: Mapping[str, object]) -> pa.Table:
+    """`table` with `features` (of its columns) as its `huggingface` metadata, or none where there are none."""
+    if not features:
+        return table.replace_schema_metadata(None)
+    return table.replace_schema_metadata({HF_METADATA: json.dumps({"info": {"features": features}})})
 
 
 def is_image_feature(feature: object) -> bool:
-    """An `Image()` feature, or a list of them (the contract's `images`)."""
-    return "Image(" in repr(feature)
+    """A feature that is or holds an `Image()` (the contract's `images`: a list of them)."""
+    if isinstance(feature, dict):
+        return feature.get("_type") == "Image" or any(is_image_feature(value) for value in feature.values())
+    return isinstance(feature, list) and any(is_image_feature(value) for value in feature)
 
 
 def _image_leaf(schema: Any, column: str) -> str:
@@ -42,8 +70,8 @@ def _image_leaf(schema: Any, column: str) -> str:
 
 
 class SplitFiles:
-    """The opened Parquet files of one split: their rows without image columns as a `datasets.Dataset`, and
-    readers of the image columns."""
+    """The opened Parquet files of one split: their rows without image columns as a pyarrow Table, and readers of
+    the image columns."""
 
     def __init__(self, files: list[DataFile], location: str) -> None:
         self.files = files
@@ -56,15 +84,16 @@ class SplitFiles:
         for file, pf in zip(files[1:], self.parquet[1:], strict=True):
             if not pf.schema_arrow.equals(schema):
                 raise UserError(f"{location}: {file.path} has other columns than {files[0].path}")
-        self.features = Features.from_arrow_schema(schema)
+        self.columns = schema.names
+        self.features = hf_features(schema, f"{location}: {files[0].path}")
         self.image_columns = [name for name, feature in self.features.items() if is_image_feature(feature)]
         self._counts: dict[str, list[int]] = {}
         self._readers: dict[str, contract.ParquetColumn] = {}
         self._listed: dict[str, bool] = {}
 
-    def rows(self, fingerprint: str) -> datasets.Dataset:
-        """Every row, image columns left out, with its `SOURCE_ROW`."""
-        names = [n for n in self.features if n not in self.image_columns]
+    def rows(self) -> pa.Table:
+        """Every row, image columns left out, with its `SOURCE_ROW`, and their features (`with_features`)."""
+        names = [n for n in self.columns if n not in self.image_columns]
         try:
             tables = [pf.read(columns=names, use_threads=False) for pf in self.parquet]
         except (pa.ArrowException, OSError) as err:
@@ -75,12 +104,12 @@ class SplitFiles:
             except ValueError as err:
                 raise UserError(str(err)) from None
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        table = table.append_column(SOURCE_ROW, pa.array(range(table.num_rows), type=pa.int64()))
-        features = Features({**{n: self.features[n] for n in names}, SOURCE_ROW: datasets.Value("int64")})
-        table = table.replace_schema_metadata(None)
-        return datasets.Dataset(
-            datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=features), fingerprint=fingerprint
-        )
+        # From numpy's buffer: `pa.array`, like pyarrow's every conversion of Python or NumPy values, imports pandas
+        # where it is installed (~0.3 s of a run that needs none).
+        positions = pa.py_buffer(np.arange(table.num_rows, dtype=np.int64))
+        table = table.append_column(SOURCE_ROW, pa.Array.from_buffers(pa.int64(), table.num_rows, [None, positions]))
+        kept = {n: self.features[n] for n in names if n in self.features}
+        return with_features(table, kept and {**kept, SOURCE_ROW: {"dtype": "int64", "_type": "Value"}})
 
     def count(self, column: str, row: int) -> int:
         if column not in self._counts:
@@ -88,7 +117,7 @@ class SplitFiles:
             for pf in self.parquet:
                 values = pf.read(columns=[_image_leaf(pf.schema, column)], use_threads=False).column(0)
                 if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
-                    counts += pc.fill_null(pc.list_value_length(values), 0).to_pylist()
+                    counts += [n or 0 for n in pc.list_value_length(values).to_pylist()]  # a null list holds none
                 else:
                     counts += pc.cast(values.is_valid(), pa.int8()).to_pylist()
             self._counts[column] = counts
@@ -112,15 +141,15 @@ class SplitFiles:
         return self.reader(column).image_bytes(row, index if self._listed[column] else None)
 
 
-def source_rows(docs: datasets.Dataset, task: str) -> Any:
-    """Each document's row in the split's files, as one int64 array (read once: a `datasets` column looked up
-    document by document costs tens of microseconds per image read)."""
+def source_rows(docs: pa.Table, task: str) -> list[int]:
+    """Each document's row in the split's files, read once (an Arrow column looked up document by document costs
+    microseconds per image read)."""
     if SOURCE_ROW not in docs.column_names:
         raise UserError(
             f"task {task!r}: process_docs dropped the column {SOURCE_ROW!r}, which finds each "
             "document's images; keep it"
         )
-    return docs.with_format("arrow")[SOURCE_ROW].to_numpy()
+    return docs.column(SOURCE_ROW).to_pylist()  # not `to_numpy`, which imports pandas
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,13 +162,13 @@ class ImageColumn:
 
     split: SplitFiles
     column: str
-    rows: Any  # each document's row in the split's files (`source_rows`)
+    rows: list[int]  # each document's row in the split's files (`source_rows`)
     folder: Path | None
     allowed: Path | None = None
 
     def __post_init__(self) -> None:
         if self.column not in self.split.image_columns:
-            names = ", ".join(self.split.features)
+            names = ", ".join(self.split.columns)
             raise UserError(f"image column {self.column!r} not in the dataset (columns: {names})")
 
     def source_row(self, doc_id: int) -> int:
@@ -171,7 +200,7 @@ class SharedImageColumn:
 
     def __init__(
         self,
-        docs: datasets.Dataset,
+        docs: pa.Table,
         table: contract.ImageTable,
         files: list[DataFile] | None = None,
         location: str = "",
@@ -181,7 +210,7 @@ class SharedImageColumn:
                 f"the rows have no {contract.IMAGE_SHA256!r} column to find their images by "
                 f"(columns: {', '.join(docs.column_names)})"
             )
-        self._hashes = docs.select_columns([contract.IMAGE_SHA256]).with_format("arrow")
+        self._hashes = docs.column(contract.IMAGE_SHA256)
         self._table = table
         self.column = contract.IMAGES
         self.files = files  # the image table's opened files (where another process finds its images: `build_images`)
@@ -191,7 +220,7 @@ class SharedImageColumn:
     def _row(self, doc_id: int) -> list[str]:
         last = self._last
         if last[0] != doc_id:
-            last = self._last = (doc_id, self._hashes[doc_id].column(0)[0].as_py() or [])
+            last = self._last = (doc_id, self._hashes[doc_id].as_py() or [])
         return last[1]
 
     def count(self, doc_id: int) -> int:

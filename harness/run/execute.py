@@ -36,10 +36,6 @@ def run_with_results(
     options become the run's plan here, and only the plan goes on."""
     from harness.redact import scrubbed_output
 
-    if options.no_progress:
-        import datasets
-
-        datasets.disable_progress_bars()
     with scrubbed_output():
         return _execute_plan(plan_run(options, argv, run_file))
 

@@ -226,14 +226,14 @@ def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> t
 
 def _load_tasks(index: TaskIndex, names: list[str], args: EvaluationOptions) -> list[Task]:
     """Every task's data and settings, checked before a model is loaded; all missing data in one message."""
-    from harness.running.progress import LOADING, bar, datasets_quiet
+    from harness.running.progress import LOADING, bar
     from harness.running.task.rows import left_out_line
     from harness.running.task.task import Task
 
     tasks = [Task(index.tasks[name], args.metadata, args.system_instruction) for name in names]
     absent: list[DatasetMissingError] = []
-    # One bar over the tasks, in place of what `datasets` would print per split.
-    with datasets_quiet(), bar(len(tasks), LOADING, "task", not args.no_progress and len(tasks) > 1) as loading:
+    # One bar over the tasks (`datasets`, where a task's hook calls into it, prints nothing: `datasets_quiet`).
+    with bar(len(tasks), LOADING, "task", not args.no_progress and len(tasks) > 1) as loading:
         for task in tasks:
             try:
                 task.load(args.data_dir, args.limit, args.trust_unverified_data)

@@ -1,36 +1,16 @@
 """What a run shows while it works, besides one bar per task: a bar over every task's samples with an ETA for
-the whole run, a bar over the tasks while their data loads, and `datasets`' own bars and info lines kept quiet
-while our code calls into it (its "Generating test split" and "Map"/"Filter" lines, which the runs' own bars
-already cover)."""
+the whole run, and a bar over the tasks while their data loads (`datasets`' own lines are quiet:
+`harness.inputs.build_files.datasets_quiet`)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from tqdm.auto import tqdm
 
 OVERALL = "all tasks"
 LOADING = "loading data"
-
-
-@contextmanager
-def datasets_quiet() -> Iterator[None]:
-    """`datasets`' progress bars and its logging below errors off inside, as they were after."""
-    import datasets
-
-    bars = datasets.is_progress_bar_enabled()
-    verbosity = datasets.logging.get_verbosity()
-    datasets.disable_progress_bars()
-    datasets.logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        datasets.logging.set_verbosity(verbosity)
-        if bars:
-            datasets.enable_progress_bars()
 
 
 def bar(total: int, desc: str, unit: str, enabled: bool, **options: Any) -> Any:

@@ -143,7 +143,7 @@ class TaskData:
                 declared = hooks.sample_axes or [("images", "num_images")]
                 docs = task.docs
                 wanted = [column for _, column in declared if column in docs.column_names]
-                columns = docs.select_columns(wanted).to_dict() if wanted else {}
+                columns = docs.select(wanted).to_pydict() if wanted else {}
                 derive = hooks.sample_axes_of
                 found = (
                     dict(derive(self.run.task, columns))
@@ -348,7 +348,7 @@ class TaskData:
             return []
         with self._lock:
             if column not in self._columns:
-                self._columns[column] = task.docs.select_columns([column]).to_dict()[column]
+                self._columns[column] = task.docs.column(column).to_pylist()
             values = self._columns[column]
         key = values[doc_id]
         return [task.doc(i) for i, value in enumerate(values) if value == key and i != doc_id][:limit]

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-import datasets
+import pyarrow as pa
+import pyarrow.compute as pc
 
 NEGATIVE = "-1"
 
@@ -185,25 +186,26 @@ def doc_to_text(doc: dict[str, Any], metadata: dict[str, Any] | None = None) -> 
 UNUSED_COLUMNS = ("haystack_subimages", "haystack_ids", "needle_files", "all_locations")
 
 
-def _select(dataset: datasets.Dataset, positive: bool, metadata: Mapping[str, object] | None) -> datasets.Dataset:
+def _select(rows: pa.Table, positive: bool, metadata: Mapping[str, object] | None) -> pa.Table:
     subset = (metadata or {}).get("subset", "paper")
     if subset not in ("paper", "full"):
         raise ValueError(f"metadata subset must be 'paper' or 'full', got {subset!r}")
-    flags = dataset.select_columns(["is_positive", "in_paper_subset"]).to_dict()
-    keep = [
-        i
-        for i, (pos, paper) in enumerate(zip(flags["is_positive"], flags["in_paper_subset"], strict=True))
-        if pos == positive and (subset == "full" or paper)
-    ]
-    return dataset.select(keep).remove_columns([c for c in UNUSED_COLUMNS if c in dataset.column_names])
+    # A mask of Arrow's own (a row whose flag is null is left out), not `take(indices)`: pyarrow imports pandas to
+    # convert Python values, which a run needs nowhere else.
+    keep = rows.column("is_positive") if positive else pc.invert(rows.column("is_positive"))
+    if subset == "paper":
+        keep = pc.and_(keep, rows.column("in_paper_subset"))
+    return rows.filter(keep).drop_columns([c for c in UNUSED_COLUMNS if c in rows.column_names])
 
 
-def positives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None) -> datasets.Dataset:
+# The two hooks take and return the rows as a pyarrow Table (their annotations say so), so that a run of MMNeedle
+# imports no `datasets` (`harness.running.task.process_docs`); their journals are those of when they took a Dataset.
+def positives(dataset: pa.Table, metadata: dict[str, Any] | None = None) -> pa.Table:
     """Positive rows of the paper's evaluated subset (`--metadata '{"subset": "full"}'`: all)."""
     return _select(dataset, True, metadata)
 
 
-def negatives(dataset: datasets.Dataset, metadata: dict[str, Any] | None = None) -> datasets.Dataset:
+def negatives(dataset: pa.Table, metadata: dict[str, Any] | None = None) -> pa.Table:
     """Negative rows of the paper's evaluated subset (`--metadata '{"subset": "full"}'`: all)."""
     return _select(dataset, False, metadata)
 

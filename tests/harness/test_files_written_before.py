@@ -39,3 +39,15 @@ def test_the_report_reads_a_run_written_before(tmp_path: Path, harness) -> None:
     shutil.copytree(WRITTEN, tmp_path / "random")
     run = harness("report", tmp_path, "--no_figures")
     assert run.code == 0 and "Traceback" not in run.err, run.err
+
+
+def test_a_journal_written_before_is_the_same_tasks_after_its_hooks_took_a_pyarrow_table() -> None:
+    """Issue 89 item 5: MMNeedle's `process_docs` takes its rows as a pyarrow Table (a run imports no `datasets`); the
+    container that carries the rows decides no reply, so the task's identity is the one its journals recorded when the
+    hook took a `datasets.Dataset`, and they still resume (`harness.running.task.process_docs.journal_source`)."""
+    from harness.config.task_index import TaskIndex
+    from harness.running.task.task import Task
+
+    header, _ = parse_line((WRITTEN / f"journal_{TASK}.jsonl").read_bytes().splitlines()[0])
+    task = Task(TaskIndex().tasks[TASK], {}, None)
+    assert task.identity()["sent_sha256"] == header["parts"]["task"]["sent_sha256"]

@@ -18,20 +18,21 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import datasets
+import pyarrow as pa
 
 from harness.config.task_config import TaskConfig
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import UserError
 from harness.inputs.data import LoadedDataset, load_task_dataset
 from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
-from harness.running.task.hook import TaskHook, TaskHookError, call_hook
+from harness.running.task.hook import TaskHook, TaskHookError
+from harness.running.task.process_docs import RowDecoder, processed, row_decoder
 
 ALL_ROWS = "all_rows"  # the metadata key naming the metadata under which the task scores every row
 
@@ -49,20 +50,20 @@ class RowsLeftOut:
 
 
 def rows_left_out(
-    process_docs: Callable[..., Any] | None,
-    dataset: object,
+    process_docs: TaskHook | None,
+    data: LoadedDataset,
     metadata: Mapping[str, object],
     scored: int,
 ) -> RowsLeftOut | None:
-    """What a task leaves out of `dataset` (its config's split), having kept `scored` rows under `metadata`; None
+    """What a task leaves out of `data`'s rows (its config's split), having kept `scored` rows under `metadata`; None
     when it keeps all it could (or declares no `all_rows`)."""
     wanted = metadata.get(ALL_ROWS)
-    if process_docs is None or not isinstance(wanted, Mapping) or dataset is None:
+    if process_docs is None or not isinstance(wanted, Mapping) or data.rows is None:
         return None
     every = {**metadata, **wanted}
     if every == dict(metadata):  # the run already asks for every row (`--metadata '{"subset": "full"}'`)
         return None
-    held = len(call_hook(process_docs, dataset, metadata=every))
+    held = processed(process_docs, data.rows, every, data.fingerprint).num_rows
     if held <= scored:
         return None
     return RowsLeftOut(scored, held, f"--metadata '{json.dumps(dict(wanted))}'")
@@ -92,12 +93,13 @@ class TaskRows:
         self.metadata = metadata
         self.hooks = hooks
         self.data: LoadedDataset | None = None
-        self.docs: datasets.Dataset | None = None
+        self.docs: pa.Table | None = None  # the rows `process_docs` kept, with their `SOURCE_ROW`, while held
         self.n_original = 0
         self.left_out: RowsLeftOut | None = None  # rows its metadata leaves out of a build that holds more
         self.image_columns: list[ImageColumn | SharedImageColumn] = []  # readers of `doc_to_visual`'s, while held
         self._hook_columns: list[ImageColumn | SharedImageColumn] | None = None
-        self._doc_view: datasets.Dataset | None = None
+        self._doc_view: pa.Table | None = None  # what the hooks read of them
+        self._decode: RowDecoder | None = None  # `row_decoder`
         self._loaded_with: tuple[Path | str | None, float | None, bool] | None = None  # `load`'s arguments
         self._docs_count = 0
         self._most_images: int | None = None
@@ -109,32 +111,29 @@ class TaskRows:
         """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
         `--limit` (first N docs, or a fraction)."""
         self.data = load_task_dataset(self.config, data_dir, trust_unverified)
-        docs = self.data.dataset
-        if "process_docs" in self.hooks:
-            processing = self.hooks["process_docs"]
+        docs = self.data.rows
+        assert docs is not None
+        hook = self.hooks.get("process_docs")
+        if hook is not None:
             try:
-                docs = call_hook(processing, docs, metadata=self.metadata)
+                docs = processed(hook, docs, self.metadata, self.data.fingerprint)
             except TaskHookError as err:
                 if isinstance(err.cause, ValueError | KeyError):  # e.g. a --metadata value the hook rejects
                     raise UserError(f"task {self.name!r}: process_docs: {err.reason}") from None
                 raise
-            if not isinstance(docs, datasets.Dataset):
-                raise processing.wrong(
-                    (docs,), f"returned {type(docs).__name__}, where process_docs returns a datasets.Dataset"
-                )
         self.n_original = len(docs)
-        hook = self.hooks.get("process_docs")
-        self.left_out = rows_left_out(hook, self.data.dataset, self.metadata, len(docs))
+        self.left_out = rows_left_out(hook, self.data, self.metadata, len(docs))
         if limit is not None:
             count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
-            docs = docs.select(range(min(count, len(docs))))
+            docs = docs.slice(0, min(count, len(docs)))
         self.docs = docs
         self._hook_columns = None
         visual = self.config.doc_to_visual
         columns = [visual] if isinstance(visual, str) else list(visual) if isinstance(visual, list) else []
         self.image_columns = [self.data.image_column(docs, c, self.name) for c in columns]
         hidden = set(columns) | set(self.data.image_columns) | {SOURCE_ROW}
-        self._doc_view = docs.select_columns([c for c in docs.column_names if c not in hidden])
+        self._doc_view = docs.select([c for c in docs.column_names if c not in hidden])
+        self._decode = row_decoder(self._doc_view)
         self._loaded_with = (data_dir, limit, trust_unverified)
         self._docs_count = len(docs)
         self._most_images = self._count_most_images()
@@ -146,7 +145,7 @@ class TaskRows:
         to check its data, then holds the rows of the task it is running only, so that its memory does not grow with
         the rows of all its tasks."""
         if self.data is not None:
-            self.data = replace(self.data, dataset=None, split=None)
+            self.data = replace(self.data, rows=None, split=None)
         self.docs = self._doc_view = None
         self.image_columns, self._hook_columns = [], None
         import pyarrow as pa
@@ -170,7 +169,7 @@ class TaskRows:
         if self._doc_view is None and self._loaded_with is not None:
             self.load(*self._loaded_with)
 
-    def _view(self) -> datasets.Dataset:
+    def _view(self) -> pa.Table:
         """The documents, while the rows are held; reading them otherwise is a mistake of the caller's, said."""
         if self._doc_view is None:
             how = "load() it first" if self._loaded_with is None else "read them inside `with task.rows():`"
@@ -181,10 +180,15 @@ class TaskRows:
         return self._docs_count
 
     def doc(self, doc_id: int) -> dict[str, Any]:
-        return self._view()[doc_id]
+        view = self._view()
+        if not 0 <= doc_id < view.num_rows:
+            raise IndexError(f"task {self.name!r}: no document {doc_id} of {view.num_rows}")
+        row = view.slice(doc_id, 1).to_pylist()[0]
+        return self._decode(row) if self._decode is not None else row
 
     def iter_docs(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        yield from enumerate(self._view())
+        rows = (row for batch in self._view().to_batches() for row in batch.to_pylist())
+        yield from enumerate(map(self._decode, rows) if self._decode is not None else rows)
 
     @staticmethod
     def sample_id(doc_id: int, doc: Mapping[str, object]) -> str:
@@ -207,7 +211,8 @@ class TaskRows:
         if self.docs is None or len(self.docs) == 0:
             return 0 if self.docs is not None else None
         if "num_images" in self.docs.column_names and not isinstance(self.config.doc_to_visual, FunctionRef):
-            return int(max((n for n in self.docs["num_images"] if n is not None), default=0))
+            counts = self.docs.column("num_images").to_pylist()
+            return int(max((n for n in counts if n is not None), default=0))
         if "doc_to_visual" in self.hooks:
             return None
         return max(sum(column.count(doc_id) for column in self.image_columns) for doc_id in range(len(self.docs)))

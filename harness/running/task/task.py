@@ -21,6 +21,7 @@ from harness.running.task.hook import TaskHook, call_hook
 from harness.running.task.judge import JudgeSpec
 from harness.running.task.metric_errors import ScoredRow
 from harness.running.task.metrics import AGGREGATIONS, SAMPLE_METRICS
+from harness.running.task.process_docs import journal_source
 from harness.running.task.requests import TaskRequests
 from harness.running.task.rows import ALL_ROWS
 from harness.uncertainty.bootstrap import DEFAULT_ITERS
@@ -131,7 +132,12 @@ class Task(TaskRequests):
         scorers = [getattr(config, key) for key in SCORING_KEYS if key != "metric_list"]
         scorers += [*config.judge.values(), *(m.aggregation for m in config.metric_list)]
         refs = [ref for ref in config.function_refs() if ref is not config.benchmark]
-        return {str(ref): ref.source_hash() for ref in refs if any(ref is s for s in scorers) == scoring}
+        hashes = {str(ref): ref.source_hash() for ref in refs if any(ref is s for s in scorers) == scoring}
+        if isinstance(config.process_docs, FunctionRef) and not scoring:  # the rows' container is no part of it
+            source = journal_source(config.process_docs.resolve())
+            if source is not None:
+                hashes[str(config.process_docs)] = hashlib.sha256(source.encode()).hexdigest()
+        return hashes
 
 
 def _aggregation(config: TaskConfig, spec: MetricSpec) -> Callable[..., Any]:

@@ -14,6 +14,7 @@ import pytest
 from harness.config.task_index import TaskIndex, default_tasks_dir
 from harness.config.yaml_loader import load_config
 from harness.errors import TaskConfigError
+from harness.inputs.build_files import datasets_quiet
 from tests.support.deadline import within
 from tests.support.run_setups import run_args
 
@@ -432,7 +433,8 @@ def test_a_plain_dataset_with_one_image_column(tmp_path: Path, harness) -> None:
     }
     ds = datasets.Dataset.from_dict(rows).cast_column("image", datasets.Image())
     (tmp_path / "data" / "colours" / "data").mkdir(parents=True)
-    ds.to_parquet(str(tmp_path / "data" / "colours" / "data" / "test-00000-of-00001.parquet"))
+    with datasets_quiet():  # its bar would be read as the run's (a run no longer turns them off for the process)
+        ds.to_parquet(str(tmp_path / "data" / "colours" / "data" / "test-00000-of-00001.parquet"))
     write(
         tmp_path / "t" / "colours.yaml",
         """

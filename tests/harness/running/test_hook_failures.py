@@ -26,17 +26,29 @@ FAILURES = {
     "results-keys": ("process_results", "return {'wrong': 1.0}", "constant", (), "returned the metrics ['wrong'],"),
     "docs-raises": ("process_docs", "raise AttributeError('x')", "constant", (), "raised AttributeError on the task's"),
     "docs-list": ("process_docs", "return []", "constant", (), "returned list, where process_docs returns a datasets"),
+    "docs-table-list": (
+        "process_docs",
+        "return []",
+        "constant",
+        (),
+        "returned list, where a process_docs taking a pyarrow",
+    ),
     "guess-raises": ("random_answer", "raise RuntimeError('no guess')", "random", (), "raised RuntimeError on row '"),
     "guess-int": ("random_answer", "return 3", "random", (), "returned a value of type int, where random_answer"),
 }
 
 
-def bad_task(folder: Path, toy_tasks: Path, key: str, body: str) -> Path:
+# A `process_docs` annotated to take the rows as a pyarrow Table (issue 89 item 5) is told what it returns in its terms.
+PARAMETERS = {"docs-table-list": "docs: pyarrow.Table"}
+
+
+def bad_task(folder: Path, toy_tasks: Path, key: str, body: str, parameters: str | None = None) -> Path:
     """The toy tasks and `toy_bad`: toy_colors with `key` given to `bad.hook` (whose body is `body`)."""
     shutil.copytree(toy_tasks, folder)
-    args = "docs" if key == "process_docs" else "doc, *rest"
+    args = parameters or ("docs" if key == "process_docs" else "doc, *rest")
     first = "colors-0"  # the first row's id
-    (folder / "bad.py").write_text(f"first = {first!r}\n\n\ndef hook({args}, **keywords):\n    {body}\n")
+    hook = f"import pyarrow\n\nfirst = {first!r}\n\n\ndef hook({args}, **keywords):\n    {body}\n"
+    (folder / "bad.py").write_text(hook)
     (folder / "toy_bad.yaml").write_text(
         textwrap.dedent(f"""
             include: _toy.yaml
@@ -53,7 +65,7 @@ def test_a_hook_that_raises_or_returns_the_wrong_type_is_one_line(
     tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, case: str
 ) -> None:
     key, body, model, flags, said = FAILURES[case]
-    tasks = bad_task(tmp_path / "tasks", toy_tasks, key, body)
+    tasks = bad_task(tmp_path / "tasks", toy_tasks, key, body, PARAMETERS.get(case))
     run = harness(
         "--tasks", TASK, "--include_path", tasks, "--model", model, "--data_dir", toy_dir,
         "--output_path", tmp_path / "out", *flags, *(("--model_args", "answer=red") if model == "constant" else ()),

@@ -12,8 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from harness.inputs.build_files import datasets_quiet
 from harness.run.cli import main
-from harness.running.progress import LOADING, OVERALL, datasets_quiet
+from harness.running.progress import LOADING, OVERALL
 
 TASKS = ["mmneedle_m1_n2_k1_pos", "mmneedle_m1_n2_k1_neg", "mmneedle_m10_n1_k2_pos"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-import datasets
+import pyarrow as pa
 import pytest
 
 from harness.running.task.metrics import mean_by_key, ratio_of_sums
@@ -314,9 +314,7 @@ def test_answer_space_lists_every_location_and_minus_one() -> None:
 
 
 def test_subset_selection_paper_and_full() -> None:
-    ds = datasets.Dataset.from_dict(
-        {"is_positive": [True, True, False, False], "in_paper_subset": [True, False, True, False]}
-    )
+    ds = pa.table({"is_positive": [True, True, False, False], "in_paper_subset": [True, False, True, False]})
     assert len(utils.positives(ds)) == 1 and len(utils.negatives(ds)) == 1
     assert len(utils.positives(ds, metadata={"subset": "full"})) == 2
     with pytest.raises(ValueError, match="subset"):
