@@ -7,7 +7,7 @@ random LLaVA (`tests/support/tiny_llava.py`), 16 new tokens, greedy, the chat te
 (`OMP_NUM_THREADS=1`, and `threads=1` for ours), offline. Each tool runs in a virtualenv of its own that this
 script builds under `--work` (kept between invocations; ours gets this checkout reinstalled every time):
 
-* ours: `torch==2.13.0` (the CPU build) and this checkout with its `hf` extra (no lm-eval, no scikit-learn);
+* ours: `torch==2.13.0` (the package index's build, CUDA libraries included: ~6 GB a virtualenv) and this checkout with its `hf` extra (no lm-eval, no scikit-learn);
 * lm-eval: `torch==2.13.0`, `lm-eval[hf]==0.4.13`, and transformers, tokenizers, Pillow and datasets at the
   versions ours resolved.
 
@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TORCH = "torch==2.13.0"  # the CPU build on PyPI (as the Makefile installs it)
+TORCH = "torch==2.13.0"  # the package index's build (it carries CUDA's libraries; it runs on the CPU)
 LM_EVAL = "lm-eval[hf]==0.4.13"
 CONFIG = "m10_n2_k1"
 OURS_TASKS = f"mmneedle_{CONFIG}_pos,mmneedle_{CONFIG}_neg"
