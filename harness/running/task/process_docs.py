@@ -41,7 +41,7 @@ def takes_table(func: Callable[..., object]) -> bool:
 def journal_source(func: Callable[..., object]) -> str | None:
     """A Table's hook's source as the journals know it: its Table annotations spelled as lm-eval's contract spells
     them (`datasets.Dataset`), since the container that carries the rows decides no reply; so a hook moved from one
-    contract to the other keeps its journals (MMNeedle's `positives`, which took a Dataset before issue 89). None for
+    contract to the other keeps its journals (a benchmark's hook that took a Dataset before it took a Table). None for
     a hook of lm-eval's contract (its source as written)."""
     if not takes_table(func):
         return None
