@@ -21,7 +21,8 @@ machine's 1-minute load average as it starts (`load`), which the table shows.
 
 `--python PYTHON` runs both tools from one environment that holds them both instead of building two (the project's
 `.venv` holds lm-eval through the `dev` extra; ours then runs this checkout, first on `PYTHONPATH`): the same torch,
-transformers and datasets on both sides, and nothing to install.
+transformers and datasets on both sides, and nothing to install; this checkout's modules are compiled to bytecode
+first, as pip compiled lm-eval's at its install.
 
 Usage (one command; about 15 minutes at the defaults once the virtualenvs exist, ~5 minutes to build them):
     python3 bench/lm_eval_side_by_side.py --rounds 3
@@ -113,6 +114,17 @@ def prepare(work: Path, limit: int, env: dict[str, str], python: Path | None) ->
     if python is not None:
         ours = lm_eval = python
         env = dict(env, PYTHONPATH=str(ROOT))  # the build and the tiny LLaVA by this checkout's code
+        # pip compiled lm-eval's modules as it installed them; this checkout's are compiled alike, so that neither tool
+        # compiles its sources in a timed run (where PYTHONDONTWRITEBYTECODE is set, a run writes no bytecode).
+        sh(
+            [
+                str(python),
+                "-m",
+                "compileall",
+                "-q",
+                *(str(ROOT / package) for package in ("harness", "builders", "tasks")),
+            ]
+        )
     else:
         ours = venv(work / "venv-ours", [[TORCH], [f"{ROOT}[hf]"]])
         # This checkout as it is now (the virtualenv may hold an older one): no dependency changes, just the code.

@@ -325,11 +325,11 @@ def view_command(argv: list[str]) -> int:
 
 
 def entry() -> NoReturn:
-    """The `harness` command (`[project.scripts]`, `python -m harness`): `main`, then the process ends without the
-    interpreter's teardown (`harness.run.process_exit`: 0.5-1.3 s after a run that imported torch)."""
-    from harness.run.process_exit import exit_without_teardown
+    """The `harness` command (`[project.scripts]`, `python -m harness`): `main`, in the command's own process, which
+    ends without the interpreter's teardown (`harness.run.process_exit`: 0.5-1.3 s after a run that imported torch)."""
+    from harness.run.process_exit import run_as_the_command
 
-    exit_without_teardown(main())
+    run_as_the_command(main)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,9 @@ runs that others can see (the `atexit` callbacks: logging's flush, Ray's shutdow
 multiprocessing's joins), flushes standard output and error, and ends the process there. Where something still
 runs that a normal exit would wait for (a non-daemon thread, a child process), it exits the normal way.
 
-`main()` itself returns its code and exits nothing: the Python API and the tests call it in-process.
+`main()` itself returns its code and exits nothing: the Python API and the tests call it in-process. The command's
+own process also says so before `main` runs, so that a backend's imports are frozen there
+(`harness.models.shared.library_gc`), never a Python caller's.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import atexit
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import NoReturn
 
 
@@ -44,3 +47,12 @@ def exit_without_teardown(code: int) -> NoReturn:
         except (OSError, ValueError):  # as CPython's own exit does when it cannot flush them: status 120
             code = code or 120
     os._exit(code)
+
+
+def run_as_the_command(main: Callable[[], int]) -> NoReturn:
+    """`main` run as the `harness` command's own process (`harness.models.shared.library_gc.in_the_command`), then
+    `exit_without_teardown` with its code."""
+    from harness.models.shared.library_gc import in_the_command
+
+    in_the_command()
+    exit_without_teardown(main())

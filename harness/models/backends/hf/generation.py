@@ -27,6 +27,7 @@ from harness.models.backends.hf.settings import HFSettings, context_limit
 from harness.models.facts.args import settings_from_args
 from harness.models.facts.checkpoint import missing_timm, require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
+from harness.models.shared.library_gc import libraries_imported
 from harness.models.shared.scheduling.auto_batch import FittingBatchSize
 from harness.models.shared.scheduling.batching import token_budget_batches
 from harness.sent import Sent, token_ids_sha256
@@ -62,6 +63,15 @@ def generation_without_sklearn() -> None:
         import transformers.generation.candidate_generator  # noqa: F401
     finally:
         del sys.modules["sklearn"]
+
+
+def import_libraries(load_weights: bool) -> None:
+    """torch, and with the weights transformers' generation (`generation_without_sklearn`) and its model classes."""
+    import torch  # noqa: F401
+
+    if load_weights:
+        generation_without_sklearn()
+        import transformers.models.auto.modeling_auto  # noqa: F401
 
 
 class HFGeneration(Model):
@@ -116,6 +126,8 @@ class HFGeneration(Model):
         settings = settings_from_args(HFSettings, {**args, **cls.path_args}, "hf")
         require_checkpoint(settings.pretrained, settings.revision)  # in seconds, before from_pretrained's retries
         path = cls.path_for(settings)
+        with libraries_imported():  # before the model exists: none of it is frozen with them (`library_gc`)
+            import_libraries(load_weights)
         return path(settings, batch_size=batch_size, max_batch_tokens=max_batch_tokens, load_weights=load_weights)
 
     @classmethod
