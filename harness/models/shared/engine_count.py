@@ -35,6 +35,7 @@ from harness.models.families import checkpoint_family, style_named
 from harness.models.shared.engine_args import EngineSettings
 from harness.models.shared.engine_calls import template_text
 from harness.models.shared.hf_counting import ProcessorCount
+from harness.models.shared.library_gc import libraries_imported
 from harness.models.shared.scheduling.batching import plan_batches
 from harness.models.shared.screen_model import ScreenModel, family_rule
 from harness.redact import redact_mapping
@@ -196,7 +197,8 @@ class EngineCounted(Generic[S]):
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Any:
         # batch_size/max_batch_tokens are for padded backends; the engine schedules its own batches.
-        settings = cls.read_settings(args)
+        with libraries_imported():  # reading them imports the engine's argument classes (`library_gc`)
+            settings = cls.read_settings(args)
         if importlib.util.find_spec(cls.name) is None:
             raise ImportError(
                 f"the {cls.name} backend needs {cls.engine_name} {cls.engine_version} and a CUDA GPU: "

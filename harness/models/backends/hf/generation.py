@@ -160,10 +160,8 @@ class HFGeneration(Model):
         self.fitting = None
         here = torch.accelerator.current_accelerator(check_available=True)
         self.device = settings.device if settings.device not in (None, "auto") else (here.type if here else "cpu")
-        if load_weights:
-            generation_without_sklearn()  # first: what follows imports transformers' model classes
-            if problem := missing_timm(settings.pretrained, settings.revision):
-                raise ValueError(problem)
+        if load_weights and (problem := missing_timm(settings.pretrained, settings.revision)):
+            raise ValueError(problem)
         self._load(settings, batch_size, load_weights)
 
     def _load(self, settings: HFSettings, batch_size: int, load_weights: bool) -> None:
