@@ -24,7 +24,6 @@ from contextlib import contextmanager
 
 class _Process:
     command = False  # the `harness` command's own process (its entry says so)
-    frozen = False  # the libraries imported and frozen already (once a process)
 
 
 def in_the_command() -> None:
@@ -35,11 +34,10 @@ def in_the_command() -> None:
 @contextmanager
 def libraries_imported() -> Iterator[None]:
     """The block's imports with the collector paused, then all the process holds frozen: in the `harness` command's
-    process, the first time, where the collector is on; elsewhere the block runs as it is."""
-    if not _Process.command or _Process.frozen or not gc.isenabled():
+    process, the first time (nothing frozen yet), where the collector is on; elsewhere the block runs as it is."""
+    if not _Process.command or gc.get_freeze_count() or not gc.isenabled():
         yield
         return
-    _Process.frozen = True
     gc.collect()
     gc.disable()
     try:
