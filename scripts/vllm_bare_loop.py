@@ -42,6 +42,7 @@ from harness.models.backends.vllm_engine.backend import fallback_template
 from harness.models.backends.vllm_engine.image_limit import ImageProfile, engine_limit, image_count
 from harness.models.backends.vllm_engine.requests import sampling_kwargs, screen_request
 from harness.models.backends.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
+from harness.models.backends.vllm_engine.start import start_method
 from harness.models.shared.engine_count import EngineCount
 from harness.models.shared.scheduling.batching import plan_batches
 from harness.models.shared.scheduling.prefix_order import cache_order, prompt_key, task_order
@@ -150,6 +151,7 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
     image_limit = image_count(limit, settings.max_images)
     if settings.max_model_len:
         os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")  # as the backend's engine does
+    start_method()  # the engine's processes start as the backend's do: by spawn, unless the environment says
     started = time.perf_counter()
     llm = LLM(**engine_kwargs(settings, limit))
     engine_seconds = time.perf_counter() - started

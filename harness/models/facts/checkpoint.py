@@ -103,12 +103,13 @@ def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
 CHECKPOINT_ENTRIES_MOST = 100_000  # a checkpoint folder holds some tens of files (weights sharded in hundreds at most)
 
 
-def check_checkpoint_files(pretrained: str, revision: str | None = None) -> None:
+def check_checkpoint_files(pretrained: str, revision: str | None = None, *, weights: bool = True) -> None:
     """Before transformers or vLLM reads a byte of the checkpoint: every entry of its folder (a local folder, or its
     snapshot in the Hub cache) is a regular file or a folder once its links are followed; a FIFO, a socket or a
     device planted under a file's name (which a loader's blocking `open` would wait on, or which transformers takes
-    for a missing file and loads the checkpoint without, saying nothing) is a `CheckpointUnavailable` naming it. A
-    checkpoint that is no folder here yet (to be downloaded) has none."""
+    for a missing file and loads the checkpoint without, saying nothing) is a `CheckpointUnavailable` naming it, and
+    where the weights are to be loaded (`weights`) so is a safetensors file cut short. A checkpoint that is no folder
+    here yet (to be downloaded) has none."""
     try:
         folder = checkpoint_folder(pretrained, revision)
     except ValueError:  # a path the system cannot take: no folder here
@@ -133,6 +134,22 @@ def check_checkpoint_files(pretrained: str, revision: str | None = None) -> None
                     f"checkpoint {pretrained}: {path} is {contract.kind_of_mode(mode)}, not a regular "
                     "file: the model's loader would wait on it, read without end, or take it for missing; remove it"
                 )
+            if weights and stat.S_ISREG(mode) and name.endswith(".safetensors"):
+                whole_safetensors(pretrained, path)
+
+
+def whole_safetensors(pretrained: str, path: str) -> None:
+    """A safetensors file's header read and its tensors' extent checked against the file's size (safetensors' own
+    check, on a memory map: no tensor is read); a file cut short is a `CheckpointUnavailable` naming it."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(path, framework="numpy"):
+            pass
+    except SafetensorError as err:
+        raise CheckpointUnavailable(
+            f"checkpoint {pretrained}: {path} is not a whole safetensors file ({err}): download it again"
+        ) from None
 
 
 TEMPLATE_FILES = ("chat_template.json", "processor_config.json", "tokenizer_config.json")  # after chat_template.jinja

@@ -35,14 +35,19 @@ def load_factory(spec: str) -> Callable[..., object]:
     return factory
 
 
-def load_engine(factory: str, kwargs: Mapping[str, object], *checkpoints: object) -> Any:
-    """The engine `factory` builds from `kwargs`, once each checkpoint it reads is checked (no FIFO or device where the
-    engine reads) and its code said, or refused, before the engine runs it."""
+def check_loading(kwargs: Mapping[str, object], *checkpoints: object) -> None:
+    """Before an engine reads them: each checkpoint checked (no FIFO or device where the engine reads, weights files
+    whole) and its code said, or refused, before the engine runs it."""
     revision = kwargs.get("revision")
     revision = revision if isinstance(revision, str) else None
     for checkpoint in dict.fromkeys(str(c) for c in checkpoints if c):
         check_checkpoint_files(checkpoint, revision)
         before_loading(checkpoint, revision, kwargs.get("trust_remote_code") is True)
+
+
+def load_engine(factory: str, kwargs: Mapping[str, object], *checkpoints: object) -> Any:
+    """The engine `factory` builds from `kwargs`, once the checkpoints it reads are checked (`check_loading`)."""
+    check_loading(kwargs, *checkpoints)
     return load_factory(factory)(**kwargs)
 
 

@@ -257,6 +257,9 @@ class EngineCounted(Generic[S]):
         started = time.perf_counter()
         try:
             engine = build()
+        except BackendFatalError as err:  # the engine's own account: its first line is the run's
+            self._startup_error = str(err).partition("\n")[0].removeprefix(f"the {self.name} engine could not start: ")
+            raise
         except Exception as err:
             self._startup_error = f"{type(err).__name__}: {err}"
             raise BackendFatalError(f"the {self.name} engine could not start: {self._startup_error}") from err

@@ -78,7 +78,7 @@ def load_config(
     included); `offline`: from a local folder or the local Hub cache only."""
     from transformers import AutoConfig
 
-    check_checkpoint_files(pretrained, revision)  # no FIFO or device where transformers opens a file
+    check_checkpoint_files(pretrained, revision, weights=False)  # no FIFO or device where transformers opens a file
     before_loading(pretrained, revision, trust_remote_code, offline=offline)
     kwargs: LoadKwargs = {"revision": revision, "trust_remote_code": trust_remote_code}
     if offline:

@@ -16,6 +16,7 @@ from harness.models.backends.vllm_engine.engines import LocalEngine
 from harness.models.backends.vllm_engine.image_limit import ImageProfile, encoder_refusal, engine_limit, image_count
 from harness.models.backends.vllm_engine.requests import payload_sent, request_payload, screen_request
 from harness.models.backends.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
+from harness.models.backends.vllm_engine.start_checks import before_start
 from harness.models.facts.remote_code import before_loading
 from harness.models.families import style_named
 from harness.models.registry import register_model
@@ -177,6 +178,8 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
         # beside the task's settings.
         decoding = {"checkpoint_decoding": self._engine.sampling_defaults} if self._engine is not None else {}
         built = {"engine_args": self.engine_args} if self.engine_args is not None else {}  # vllm.LLM's, all of them
+        if self._engine is not None:  # how its processes started: spawn, unless the environment named a method
+            built["engine_start"] = self._engine.start_method
         return {
             **{key: round(value, 3) for key, value in seconds.items() if value is not None},
             **calls,
@@ -205,14 +208,17 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
             )
             self.image_limit = image_count(self.limit, s.max_images)
             kwargs = engine_kwargs(s, self.limit)
+            if self._factories["llm_factory"] == "vllm:LLM":  # vLLM's own engine (not a test's stand-in)
+                kwargs = before_start(kwargs)
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
             eos = tuple((self.settings.eos_tokens or "").split())
+            timeout = s.start_timeout
             self._engine = self.start_engine(
-                lambda: LocalEngine(kwargs, eos_tokens=eos, **self._factories),
+                lambda: LocalEngine(kwargs, eos_tokens=eos, start_timeout=timeout, **self._factories),
                 lambda engine: engine.max_model_len,
                 lambda engine: (
                     f"limit_mm_per_prompt={self.limit}, max_model_len={self.facts.context_length}, "
-                    f"encoder cache {engine.encoder_cache} tokens"
+                    f"encoder cache {engine.encoder_cache} tokens; its processes' log: {engine.output.path}"
                 ),
                 kwargs,
             )

@@ -12,7 +12,14 @@ from harness.models.backends.vllm_engine.requests import (
     engine_prompt,
     output_result,
 )
-from harness.models.shared.engine_calls import Result, call_bisecting, decode_each, load_engine, load_factory
+from harness.models.backends.vllm_engine.start import (
+    EngineOutput,
+    check_main_guard,
+    engine_died,
+    start_method,
+    started,
+)
+from harness.models.shared.engine_calls import Result, call_bisecting, check_loading, decode_each, load_factory
 
 # What transformers' `generate` still applies from a checkpoint's generation_config.json under greedy decoding
 # (temperature, top_p and top_k are the sampler's, which greedy ignores): the official HF wrappers' runs had it.
@@ -55,12 +62,20 @@ class LocalEngine:
         sampling_factory: str = "vllm:SamplingParams",
         decode_workers: int = 4,
         eos_tokens: tuple[str, ...] = (),
+        start_timeout: float | None = None,
     ) -> None:
         if (kwargs.get("max_model_len") or 0) > 0:  # (-1, `auto`: what fits, which vLLM never sets past the window)
             # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
             # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
             os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
-        self.llm: Any = load_engine(llm_factory, kwargs, kwargs.get("model"), kwargs.get("tokenizer"))
+        check_loading(kwargs, kwargs.get("model"), kwargs.get("tokenizer"))
+        # how its processes start, recorded with the engine's arguments
+        self.start_method: dict[str, object] = {**start_method(), "start_timeout_s": start_timeout}
+        if self.start_method["method"] != "fork":
+            check_main_guard()
+        self.output = EngineOutput()
+        factory = load_factory(llm_factory)
+        self.llm: Any = started(lambda: factory(**kwargs), start_timeout, self.output)
         self.make_sampling = load_factory(sampling_factory)
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
@@ -105,7 +120,13 @@ class LocalEngine:
             return self.llm.chat(prompts, sampling_params=sampling, **options)
 
         ready = [i for i in range(len(payloads)) if results[i] is None]
-        call_bisecting(ready, send, output_result, results, engine="vLLM")
+        try:
+            call_bisecting(ready, send, output_result, results, engine="vLLM")
+        except Exception as err:
+            died = engine_died(err, self.output)
+            if died is None:
+                raise
+            raise died from err
         return cast(list[dict[str, Any]], results)  # every index filled: each call fills its own or splits them
 
     def close(self) -> None:
@@ -115,5 +136,7 @@ class LocalEngine:
         core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
         shutdown = getattr(core, "shutdown", None)
         if callable(shutdown):
-            shutdown()
+            with self.output.captured():  # its shutdown's lines with the rest of its log
+                shutdown()
         del llm
+        self.output.close()

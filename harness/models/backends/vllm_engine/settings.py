@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import cast
 
-from harness.models.facts.args import check_minimum, settings_from_args
+from harness.models.facts.args import at_least, check_minimum, settings_from_args
 from harness.models.shared.engine_args import (
     EngineSettings,
     declared_fields,
@@ -87,6 +87,7 @@ ANSWER_NEUTRAL = frozenset(
         "enable_expert_parallel",
         "mm_encoder_tp_mode",
         "gpu_memory_utilization",
+        "kv_cache_memory_bytes",
         "num_gpu_blocks_override",
         "max_num_seqs",
         "max_num_batched_tokens",
@@ -163,6 +164,9 @@ class VLLMSettings(EngineSettings):
     # `--gen_kwargs` keys beyond the generation settings arrive here (`BackendSpec.engine_sampling`).
     sampling_params: str | None = None
     use_tqdm: bool = True
+    # Seconds the engine has to start (load the weights, profile, warm up) before the run stops in one line saying
+    # where it waited: a 70 B model read from a slow disk, then compiled, is inside it.
+    start_timeout: float = at_least(1, 1800.0)
     # The engine's own arguments, by EngineArgs field name, each of its field's type (`vllm_settings` converts them).
     engine: Mapping[str, object] = field(default_factory=dict)
     sampling: Mapping[str, object] = field(init=False, repr=False, compare=False)  # `sampling_params`, typed

@@ -1,0 +1,160 @@
+"""The vllm engine's start on vLLM's CPU build (issue 95), run as a user runs it: its processes started by spawn, as on
+a GPU, and recorded; a KV cache sized from free memory where none is given; a start that cannot work refused before
+it, one that fails stopped in one line with vLLM's own reason, one that does not finish in time stopped in one line
+naming where its core waited, its processes gone and the run resumable; a script without a main guard refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.harness.models.vllm_cpu.test_vllm_cpu_engine import _cpu_build, harness, journals
+from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint
+from tests.support.paths import PROJECT
+
+pytestmark = [
+    pytest.mark.skipif(not _cpu_build(), reason="vLLM's CPU build: `make test` runs this folder in .venv-vllm-cpu"),
+    pytest.mark.slow,
+]
+
+TASK = "mmneedle_m1_n2_k1"
+ENGINE = "dtype=float32,enforce_eager=true,max_model_len=8192"
+
+
+@pytest.fixture(scope="module")
+def needle_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("start-data")
+    subprocess.run(
+        [sys.executable, "-m", "builders", "build", "mmneedle", "--source", "synthetic", "--configs", "m1_n2_k1",
+         "--limit", "2", "--out", str(data), "--quiet"], check=True, cwd=PROJECT,
+    )  # fmt: skip
+    return data
+
+
+def run(data: Path, out: Path, model_args: str, *more: str) -> tuple[int, str]:
+    """`harness` on MMNeedle's rows of one image with the first engine family's checkpoint and `model_args`; its exit
+    code and its output. Every process of the run carries a mark in its environment (`left_behind`)."""
+    checkpoint = model_args.startswith("pretrained=")
+    args = model_args if checkpoint else f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{model_args}"
+    process = harness("--tasks", TASK, "--data_dir", str(data), "--model", "vllm", "--model_args", args,
+                      "--gen_kwargs", "max_gen_toks=4", "--output_path", str(out), *more,
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=marked())  # fmt: skip
+    output, _ = process.communicate(timeout=900)
+    return process.returncode, output
+
+
+MARK = f"MMLONGEVAL_ENGINE_START_TEST={uuid.uuid4().hex}"
+
+
+def marked() -> dict[str, str]:
+    name, value = MARK.split("=")
+    return {**os.environ, "PYTHONPATH": str(PROJECT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", name: value}
+
+
+def left_behind() -> list[int]:
+    """Processes still alive that a run of this module started (its mark in their environment)."""
+    import psutil
+
+    name, value = MARK.split("=")
+    alive = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(name) == value and process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process.pid)
+        except psutil.Error:
+            continue
+    return alive
+
+
+def harness_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if "harness: error:" in line]
+
+
+def test_weights_cut_short_are_refused_before_the_engine_starts(needle_data: Path, tmp_path: Path) -> None:
+    checkpoint = tmp_path / "cut"
+    shutil.copytree(engine_checkpoint(ENGINE_FAMILIES[0]), checkpoint)
+    weights = checkpoint / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size * 2 // 3])
+    code, output = run(needle_data, tmp_path / "out", f"pretrained={checkpoint},{ENGINE},kv_cache_memory_bytes=64M")
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert f"{weights} is not a whole safetensors file" in line and "download it again" in line
+    assert "Traceback" not in output and "engine ready" not in output
+    assert not (tmp_path / "out").glob("*/journal_*.jsonl").__next__().read_text().splitlines()[1:]
+
+
+def test_a_kv_cache_below_one_block_is_refused_before_the_engine_starts(needle_data: Path, tmp_path: Path) -> None:
+    code, output = run(needle_data, tmp_path / "out", f"{ENGINE},kv_cache_memory_bytes=1")
+    assert code == 2, output[-3000:]
+    (line,) = harness_lines(output)
+    assert "kv_cache_memory_bytes=1 is less than one block" in line
+    assert "Traceback" not in output and "engine ready" not in output
+
+
+def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data: Path, tmp_path: Path) -> None:
+    """A KV cache over one block but under the window's need: vLLM's own ValueError, from its engine core, is the
+    run's one line; its tracebacks go to backend_error.log, not the console; no process of the engine is left."""
+    code, output = run(needle_data, tmp_path / "out", "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=1M")
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert "could not start: ValueError: To serve at least one request with the model's max seq len" in line
+    assert "give the engine more KV cache" in line
+    assert "Traceback" not in output
+    details = next((tmp_path / "out").glob("*/backend_error.log")).read_text()
+    assert "Traceback (most recent call last)" in details and "EngineCore" in details
+    assert not left_behind()
+
+
+def test_a_start_past_its_bound_stops_in_one_line_and_the_same_run_resumes(needle_data: Path, tmp_path: Path) -> None:
+    """A run with no KV size (the backend sizes it, says so and records it with the start method); then the same
+    run with more rows and a bound the CPU engine cannot start within: one line naming the engine's last log line and
+    where its core waited, every process gone, the journal as it was; then without the bound, only the rest sent."""
+    out = tmp_path / "out"
+    code, output = run(needle_data, out, ENGINE, "--limit", "1")
+    assert code == 0, output[-3000:]
+    assert "harness: vllm on vLLM's CPU build: a KV cache of" in output
+    stats = json.loads(next(out.glob("*/results_*.json")).read_text())["config"]["backend_stats"]
+    assert stats["engine_start"]["method"] == "spawn" and stats["engine_start"]["set_by"] == "harness"
+    assert stats["engine_args"]["kv_cache_memory_bytes"] > 0
+    kept = journals(out)
+
+    code, output = run(needle_data, out, f"{ENGINE},start_timeout=8", "--limit", "2")
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert "did not start within start_timeout=8 s; its last log line:" in line and " waited in " in line
+    assert "run the same command to resume" in line and "Traceback" not in output
+    assert not left_behind()
+    assert journals(out) == kept
+
+    code, output = run(needle_data, out, ENGINE, "--limit", "2")
+    assert code == 0, output[-3000:]
+    after = journals(out)
+    assert all(after[key] == record for key, record in kept.items()) and len(after) == 2 * len(kept)
+    stats = json.loads(max(out.glob("*/results_*.json")).read_text())["config"]["backend_stats"]
+    assert stats["engine_requests"] == len(after) - len(kept)
+
+
+def test_a_script_without_a_main_guard_is_refused_in_one_line(needle_data: Path, tmp_path: Path) -> None:
+    """`simple_evaluate` from a script's top level: spawn would run the script again in the engine's process; the run
+    stops in one line naming the script's line before any engine process starts."""
+    script = tmp_path / "evaluate.py"
+    args = f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{ENGINE},kv_cache_memory_bytes=64M"
+    script.write_text(
+        "from harness import simple_evaluate\n\n"
+        f"simple_evaluate(tasks=[{TASK!r}], model='vllm', model_args={args!r}, data_dir={str(needle_data)!r},\n"
+        f"                limit=1, output_path={str(tmp_path / 'out')!r})\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], env=marked(), capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    (line,) = harness_lines(done.stderr + done.stdout)
+    assert f"{script}, line 3: the engine starts its processes by spawn" in line
+    assert 'under `if __name__ == "__main__":`' in line
+    assert "engine ready" not in done.stderr and "EngineCore" not in done.stderr + done.stdout
+    assert not left_behind()
