@@ -57,8 +57,10 @@ QUIET = ("--log_samples", "--no_progress")
 
 
 def harness(*argv: str, **popen: Any) -> Any:
-    """`harness ARGV` in a process of its own (its own session, so a kill reaches the engine's processes too)."""
+    """`harness ARGV` in a process of its own (its own session, so a kill reaches the engine's processes too); `env`
+    adds to the environment it is given."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env.update(popen.pop("env", {}))
     command = [sys.executable, "-m", "harness", *argv, *QUIET]
     return subprocess.Popen(command, env=env, cwd=PROJECT, start_new_session=True, **popen)
 

@@ -55,7 +55,7 @@ MARK = f"MMLONGEVAL_ENGINE_START_TEST={uuid.uuid4().hex}"
 
 def marked() -> dict[str, str]:
     name, value = MARK.split("=")
-    return {**os.environ, "PYTHONPATH": str(PROJECT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", name: value}
+    return {name: value}
 
 
 def left_behind() -> list[int]:
@@ -151,7 +151,8 @@ def test_a_script_without_a_main_guard_is_refused_in_one_line(needle_data: Path,
         f"simple_evaluate(tasks=[{TASK!r}], model='vllm', model_args={args!r}, data_dir={str(needle_data)!r},\n"
         f"                limit=1, output_path={str(tmp_path / 'out')!r})\n"
     )
-    done = subprocess.run([sys.executable, str(script)], env=marked(), capture_output=True, text=True, timeout=600)
+    env = {**os.environ, "PYTHONPATH": str(PROJECT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", **marked()}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode != 0
     (line,) = harness_lines(done.stderr + done.stdout)
     assert f"{script}, line 3: the engine starts its processes by spawn" in line
