@@ -134,12 +134,9 @@ class Estimate:
         rows = self.n if self.n is not None else self.n_clusters
         if rows is None:
             return None
-        units = self.units  # Kish's clusters where recorded: unequal clusters stand for fewer than their count
-        return (
-            effective_n(rows, math.nan, self.n_clusters if self.n_clusters is not None else rows)
-            if units is None or self.kish_clusters is None
-            else float(max(min(units, rows), 1.0))
-        )
+        if self.kish_clusters is not None:  # unequal clusters stand for fewer than their count (issue 98)
+            return float(max(min(self.kish_clusters, rows), 1.0))
+        return effective_n(rows, math.nan, self.n_clusters if self.n_clusters is not None else rows)
 
     def interval_n(self, level: float = LEVEL) -> float | None:
         """The effective n the interval uses: `effective_n`, times Korn and Graubard's (1998) degrees-of-freedom
