@@ -17,6 +17,9 @@ it holds p. Intervals:
 
 Where no error can be estimated (every row alike) every interval is Wilson on the clusters, as the report's.
 
+Clusters here are equal (CR2 is then CR1 and Bell-McCaffrey's df C - 1); clusters of different sizes, and the interval
+issue 98 shipped for them: bench/unequal_cluster_coverage.py.
+
 Usage: .venv/bin/python bench/report_interval_coverage.py [--replications 2000]   (one core, about 1-2 min)
 """
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.uncertainty.variance import mean_error
+from harness.uncertainty.variance import ClusteredError, mean_error
 
 NAN = math.nan
 FEW_CLUSTERS = 10  # below it a clustered t interval is not trusted (Cameron and Miller 2015, §VI: few clusters)
@@ -66,6 +66,21 @@ def comparison_df(n_clusters: int, overlap: bool, effective_clusters: float = NA
         return None
     clusters = min(float(n_clusters), effective_clusters) if math.isfinite(effective_clusters) else n_clusters
     return max(clusters - 1, 1.0) if n_clusters > 1 else float(n_clusters - 1)
+
+
+def clustered_df(error: ClusteredError) -> float | None:
+    """`comparison_df` of an error, never above its Bell-McCaffrey degrees of freedom where measured (clusters of
+    different sizes: `harness.uncertainty.small_sample`), so that a comparison rests on the degrees of freedom the
+    report's interval rests on."""
+    df = comparison_df(error.n_clusters, error.overlap, error.effective_clusters)
+    return df if df is None or not math.isfinite(error.df) else min(df, max(error.df, 1.0))
+
+
+def clustered_se(error: ClusteredError) -> float:
+    """`comparison_error` of an error, with CR2's bias-reduced error where it is larger than CR1's (a large cluster's
+    share of the variance, which CR1 shrinks: `harness.uncertainty.small_sample`)."""
+    se = comparison_error(error.stderr, error.stderr_clustered)
+    return max(se, error.stderr_cr2) if math.isfinite(se) and math.isfinite(error.stderr_cr2) else se
 
 
 def wilson_interval(proportion: float, n: float, level: float = 0.95, method: str = "wilson") -> tuple[float, float]:
@@ -150,9 +165,12 @@ def paired_difference(
         raise ValueError(f"{len(x)} and {len(y)} values: a paired difference needs the same rows in both")
     error = mean_error(x - y, keys)
     estimate = float(np.mean(x - y)) if len(x) else NAN
-    df = comparison_df(error.n_clusters, error.overlap, error.effective_clusters)
-    low, high = interval(estimate, error.stderr_clustered, level, df)
-    p_value = two_sided_p(estimate, error.stderr_clustered, df)
+    df = clustered_df(error)
+    se = (
+        error.stderr_clustered if not math.isfinite(error.stderr_cr2) else max(error.stderr_cr2, error.stderr_clustered)
+    )
+    low, high = interval(estimate, se, level, df)
+    p_value = two_sided_p(estimate, se, df)
     binary = len(x) > 0 and bool(np.all(np.isin(x, (0.0, 1.0))) and np.all(np.isin(y, (0.0, 1.0))))
     a_only = int(np.sum((x == 1) & (y == 0))) if binary else None
     b_only = int(np.sum((x == 0) & (y == 1))) if binary else None

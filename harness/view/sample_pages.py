@@ -37,7 +37,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from harness.outputs.report.report_md import PERCENT, row_scale
-from harness.outputs.results.estimates import Estimate
+from harness.outputs.results.estimates import estimate_behind
 from harness.outputs.results.results_file import MetricUncertainty
 from harness.view import groups
 from harness.view.catalog import TaskRun
@@ -280,11 +280,8 @@ def task_errors(
         clustered = as_float(run.entry.get(f"{metric}_stderr_clustered,{filter_}"))
         shown_on = headline[1] if headline is not None and headline[0] == metric else scale_of(metric)
         scale = shown_on if headline is not None and headline[0] == metric else _full_marks(index, metric, shown_on)
-        method = details.get("method")  # a bootstrap's error (a task's own aggregation) gets its own interval
-        estimate = Estimate(
-            _finite(value), _finite(stderr), _finite(clustered), n, clusters, scale, _finite(deff),
-            method if isinstance(method, str) else None,
-        )  # fmt: skip
+        # the report's own constructor: the same interval for the same rows (a bootstrap's error gets its own)
+        estimate = estimate_behind(_finite(value), _finite(stderr), _finite(clustered), n, scale, details)
         size = estimate.effective_n() if scale else None
         wilson = estimate.interval() if size is not None else None
         factor = PERCENT / shown_on if shown_on else 1.0

@@ -16,9 +16,9 @@ own aggregation, so the difference is of like with like):
   clustered error; where a member is a task's own `!function`, each run's group redrawn on the same clusters and
   differenced per draw (the cluster bootstrap, as a group's own error is then).
 
-The interval and p use Student's t with the clusters' degrees of freedom (`comparison_df`: C - 1 for C clusters that
-add alike, fewer where a few carry the variance), or the normal for a crossed design's
-graph sum; the p values of every row are adjusted together (Holm, or Benjamini-Hochberg).
+The interval and p use Student's t with the clusters' degrees of freedom (`clustered_df`: C - 1 for C clusters that
+add alike, fewer where a few carry the variance or clusters differ in size: Bell-McCaffrey's) and CR2's error where
+it exceeds CR1's (`clustered_se`), or the normal for a crossed design's graph sum; the p values of every row are adjusted together (Holm, or Benjamini-Hochberg).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from harness.running.task.task import Task
 from harness.uncertainty.bootstrap import DEFAULT_ITERS, bootstrap_error
 from harness.uncertainty.comparisons import (
     adjust_pvalues,
-    comparison_df,
-    comparison_error,
+    clustered_df,
+    clustered_se,
     correlation,
     interval,
     mcnemar_exact,
@@ -115,8 +115,8 @@ def _row(
 ) -> ComparisonRow:
     """A row's numbers from A's and B's values and the difference's errors (its tests and counts filled in later)."""
     estimate = values[0] - values[1] if all(math.isfinite(v) for v in values) else NAN
-    df = comparison_df(error.n_clusters, error.overlap, error.effective_clusters)
-    se = comparison_error(error.stderr, error.stderr_clustered)  # a design effect under 1 taken as 1
+    df = clustered_df(error)  # Bell-McCaffrey's where clusters differ in size, as the report's interval
+    se = clustered_se(error)  # a design effect under 1 taken as 1; CR2 where larger than CR1
     low, high = interval(estimate, se, options.level, df)
     mde = paired_mde(se, options.alpha, options.power)  # the one `harness power --pair` gives the pair
     return ComparisonRow(

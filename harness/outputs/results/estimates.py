@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.uncertainty.comparisons import clopper_pearson_interval, effective_n, interval, wilson_interval
+from harness.uncertainty.small_sample import TOO_FEW_KISH
 
 if TYPE_CHECKING:
     from harness.outputs.results.model_results import ModelResults
@@ -58,10 +59,16 @@ class Estimate:
     scale: float | None = None
     design_effect: float | None = None  # clustered variance / plain variance, from the results' `uncertainty`
     method: str | None = None  # how its errors were made, from the results' `uncertainty` (`bootstrap`: resampled)
+    # where clusters differ in size (`harness.uncertainty.small_sample`, from the results' `uncertainty`; None in a
+    # file written before issue 98): CR2's error, its Bell-McCaffrey df, Kish's clusters, the largest cluster's rows
+    cr2: float | None = None
+    bm_df: float | None = None
+    kish_clusters: float | None = None
+    largest_cluster: int | None = None
 
     def rescaled(self, factor: float) -> Estimate:
         """The same estimate in other units (a proportion x 100: percentage points)."""
-        units = ("value", "stderr", "clustered", "scale")
+        units = ("value", "stderr", "clustered", "scale", "cr2")
         return replace(self, **{k: None if (v := getattr(self, k)) is None else v * factor for k in units})
 
     @property
@@ -70,9 +77,29 @@ class Estimate:
         return self.clustered if self.clustered is not None else self.stderr
 
     @property
-    def df(self) -> int | None:
-        """Degrees of freedom of a clustered error: clusters - 1 (Cameron and Miller 2015); None: normal."""
-        return self.n_clusters - 1 if self.n_clusters is not None and self.n_clusters >= 2 else None
+    def df(self) -> float | None:
+        """Degrees of freedom of a clustered error: clusters - 1 (Cameron and Miller 2015), or Bell and McCaffrey's
+        where recorded and fewer (clusters of different sizes); None: normal."""
+        if self.n_clusters is None or self.n_clusters < 2:
+            return None
+        return min(float(self.n_clusters - 1), self.bm_df) if self.bm_df is not None else self.n_clusters - 1
+
+    @property
+    def units(self) -> float | None:
+        """How many independent clusters the rows stand for: Kish's n² / Σ m_c² where recorded (C for equal
+        clusters), else the clusters."""
+        return self.kish_clusters if self.kish_clusters is not None else self.n_clusters
+
+    @property
+    def why_no_interval(self) -> str | None:
+        """Why no interval is shown though rows and clusters are: one cluster holds nearly every row, so the rows
+        stand for fewer than two clusters (`harness.uncertainty.small_sample.TOO_FEW_KISH`): whatever the interval,
+        it rests on about one draw of that cluster (in a seeded grid its width was most of the scale). None
+        otherwise."""
+        kish, clusters = self.kish_clusters, self.n_clusters
+        if kish is None or clusters is None or clusters < 2 or kish >= TOO_FEW_KISH:
+            return None
+        return f"no interval: one cluster holds {self.largest_cluster} of {self.n} rows ({kish:.1f} effective clusters)"
 
     @property
     def resampled(self) -> bool:
@@ -98,7 +125,7 @@ class Estimate:
         if p is None:
             return None
         p = min(max(p, 0.0), 1.0)
-        errors = [e / self.scale for e in (self.clustered, self.stderr) if e is not None and self.scale]
+        errors = [e / self.scale for e in (self.clustered, self.stderr, self.cr2) if e is not None and self.scale]
         variance = max((e * e for e in errors), default=0.0)
         if variance > 0 and 0 < p < 1:
             return min(p * (1 - p) / variance, self.n) if self.n else p * (1 - p) / variance
@@ -107,6 +134,8 @@ class Estimate:
         rows = self.n if self.n is not None else self.n_clusters
         if rows is None:
             return None
+        if self.kish_clusters is not None:  # unequal clusters stand for fewer than their count (issue 98)
+            return float(max(min(self.kish_clusters, rows), 1.0))
         return effective_n(rows, math.nan, self.n_clusters if self.n_clusters is not None else rows)
 
     def interval_n(self, level: float = LEVEL) -> float | None:
@@ -126,8 +155,8 @@ class Estimate:
             return n_eff
         if clusters >= self.n:  # every row its own cluster: t_{n-1} / t_{C-1} is 1, and Wilson's is a binomial's
             return n_eff
-        df = min(clusters - 1, self.n * min(max(min(p, 1 - p), 0.0), 0.5))
-        floor = min(n_eff, clusters)
+        df = min(self.df or clusters - 1, self.n * min(max(min(p, 1 - p), 0.0), 0.5))
+        floor = min(n_eff, self.units or clusters)
         if df <= 0:
             return floor
         from scipy import stats
@@ -142,6 +171,8 @@ class Estimate:
         on it where that n is no more than the clusters (`rests_on_items`). Otherwise, and for a task's own
         aggregation (`resampled`: its bootstrap error over items), value ± t · error (t with clusters - 1 degrees of
         freedom, the larger error), cut at the scale's ends; None where neither can be made."""
+        if self.why_no_interval:
+            return None
         n_eff = None if self.resampled else self.interval_n(level)
         p = self.proportion
         if n_eff is not None and p is not None and self.scale:
@@ -151,6 +182,8 @@ class Estimate:
             return low * self.scale, high * self.scale
         errors = [e for e in (self.clustered, self.stderr) if e is not None]
         error = max(errors) if self.resampled and errors else self.error
+        if error is not None and self.cr2 is not None:  # CR2 where clusters differ in size (CR1's where equal)
+            error = max(error, self.cr2)
         if self.value is None or error is None or error <= 0:
             return None
         low, high = interval(self.value, error, level, self.df)
@@ -169,8 +202,8 @@ class Estimate:
         error was estimated (every row alike) n is the clusters and Wilson's interval stays, as it does where every
         row is its own cluster (a binomial's, nothing clustered)."""
         estimated = any(e is not None and e > 0 for e in (self.clustered, self.stderr))
-        clusters = self.n_clusters
-        return estimated and clusters is not None and self.n is not None and clusters < self.n and n <= clusters
+        clusters, units = self.n_clusters, self.units
+        return estimated and clusters is not None and self.n is not None and clusters < self.n and n <= (units or 0)
 
 
 def estimate_of(data: ModelResults, name: str, metric: str, scale: float | None = None) -> Estimate:
@@ -181,15 +214,37 @@ def estimate_of(data: ModelResults, name: str, metric: str, scale: float | None 
     rows = count(behind.get("n"))
     if rows is None and name in data.results:
         rows = count(data.counters(name).get("n_scored"))
+    values = (
+        entry.get(f"{metric},none"),
+        entry.get(f"{metric}_stderr,none"),
+        entry.get(f"{metric}_stderr_clustered,none"),
+    )
+    return estimate_behind(*values, rows, scale, behind)
+
+
+def estimate_behind(
+    value: object,
+    stderr: object,
+    clustered: object,
+    rows: int | None,
+    scale: float | None,
+    behind: Mapping[str, object],
+) -> Estimate:
+    """An estimate from a results file's value, errors and `uncertainty` entry (`behind`): the one constructor the
+    report (`estimate_of`) and the viewer read, so that they show the same interval for the same rows."""
     return Estimate(
-        number(entry.get(f"{metric},none")),
-        number(entry.get(f"{metric}_stderr,none")),
-        number(entry.get(f"{metric}_stderr_clustered,none")),
+        number(value),
+        number(stderr),
+        number(clustered),
         rows,
         count(behind.get("n_clusters")),
         scale,
         number(behind.get("design_effect")),
         method if isinstance(method := behind.get("method"), str) else None,
+        number(behind.get("stderr_cr2")),
+        number(behind.get("df")),
+        number(behind.get("kish_clusters")),
+        count(behind.get("largest_cluster")),
     )
 
 
@@ -217,6 +272,8 @@ def interval_text(estimate: Estimate, factor: float = 1.0, decimals: int = 1) ->
         return "N/A"
     shown = f"{estimate.value * factor:.{decimals}f}"
     bounds = estimate.interval()
+    if bounds is None and (why := estimate.why_no_interval):
+        return f"{shown} ({why})"
     if bounds is not None and estimate.scale is not None:
         low, high = (b * factor for b in bounds)
         return f"{shown} [{low:.{decimals}f}, {high:.{decimals}f}]"

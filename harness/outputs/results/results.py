@@ -163,14 +163,21 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
 
 
 def uncertainty_entry(error: ClusteredError) -> MetricUncertainty:
-    """What stands behind a `_stderr_clustered` value (`MetricUncertainty`)."""
-    return {
+    """What stands behind a `_stderr_clustered` value (`MetricUncertainty`); a partition's small-sample figures where
+    they were measured (`harness.uncertainty.small_sample`)."""
+    entry: MetricUncertainty = {
         "n": error.n,
         "n_clusters": error.n_clusters,
         "design_effect": strict_number(error.design_effect),
         "overlap": error.overlap,
         "method": error.method,
     }
+    if error.largest_cluster:
+        entry["stderr_cr2"] = strict_number(error.stderr_cr2)
+        entry["df"] = strict_number(error.df)
+        entry["kish_clusters"] = strict_number(error.kish_clusters)
+        entry["largest_cluster"] = error.largest_cluster
+    return entry
 
 
 def task_uncertainty(result: TaskResult) -> dict[str, MetricUncertainty]:

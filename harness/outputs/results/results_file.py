@@ -166,6 +166,12 @@ class MetricUncertainty(TypedDict):
     )
     overlap: bool  # the graph sum of a crossed design, not CR1 over a partition
     method: str  # mean, sum, ratio of sums (influence function), bootstrap, delta method (a group)
+    # a partition's small-sample figures the report's interval rests on (`harness.uncertainty.small_sample`; absent
+    # from files written before issue 98, and for a crossed design or a group)
+    stderr_cr2: NotRequired[MetricValue]  # CR2's bias-reduced clustered error (Bell and McCaffrey 2002)
+    df: NotRequired[MetricValue]  # its Bell-McCaffrey degrees of freedom
+    kish_clusters: NotRequired[MetricValue]  # n² / Σ m_c²: how many equal clusters the rows stand for
+    largest_cluster: NotRequired[int]  # rows in the largest cluster
 
 
 Breakdown = dict[str, BreakdownCell]  # a metric's values by cell (MMNeedle's grid cell, a depth)

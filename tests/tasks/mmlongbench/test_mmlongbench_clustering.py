@@ -39,7 +39,11 @@ def test_a_constant_answer_has_the_rows_of_an_id_as_design_effect_and_a_group_co
     # the fixture's ids: 3 per dataset, their golds Yes, No, Yes; "Yes" is right for all rows of two ids
     assert results["results"][SINGLE_8K]["vh_acc,none"] == pytest.approx(200 / 3)
     assert behind[SINGLE_8K]["vh_acc"] == {
-        "n": 18, "n_clusters": 3, "design_effect": pytest.approx(6.0), "overlap": False, "method": "mean"
+        "n": 18, "n_clusters": 3, "design_effect": pytest.approx(6.0), "overlap": False, "method": "mean",
+        # three equal items: CR2 is CR1, Kish's clusters C; df C - 1 = 2 by Bell-McCaffrey, but the items' totals
+        # (two right, one wrong: 1, 1, -2) rest the variance on G* = 36/18 = 2 of them, so G* - 1
+        "stderr_cr2": pytest.approx(results["results"][SINGLE_8K]["vh_acc_stderr_clustered,none"]), "df": 1.0,
+        "kish_clusters": 3.0, "largest_cluster": 6,
     }  # fmt: skip
     assert behind[MULTI_8K]["vh_acc"]["design_effect"] == pytest.approx(3.0)
     # pooled over 8K and 16K: 36 rows, still 3 items, each asked 12 times
