@@ -91,7 +91,8 @@ def test_a_replica_killed_mid_batch_runs_it_again(ray_cluster, tmp_path, jpeg_re
         (
             "engine",
             {},
-            r"^vllm replica \d on [\d.]+: the vllm engine could not start: RuntimeError: cannot load model 'explode'$",
+            r"^vllm replica \d on [\d.]+: the vllm engine could not start: RuntimeError: cannot load model 'explode' "
+            r"\(the engine's log: \S+\.log\)$",
         ),
         ("HANG", {"replica_timeout": 1.0}, r"^vllm replica \d on [\d.]+ gave no answer within 1 s \(replica_timeout\)"),
         ("DIE", {"replica_restarts": 1}, r"^vllm replicas died 2 times running the same batch \(1 requests\)"),

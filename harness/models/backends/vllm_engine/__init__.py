@@ -31,8 +31,10 @@
 vLLM is imported when the arguments are read (its `EngineArgs` types them), so this package imports without it. Its
 modules: `settings` (the `--model_args` and the engine's arguments), `image_limit` (the images the engine is sized
 for, and what its encoder holds), `requests` (screening, payloads, sampling, output mapping: pure functions),
-`engines` (one `vllm.LLM` in this process), `backend` (the registered `VLLMModel` and its count of a prompt); here, its
-`--screen_only` stand-in and its declaration (`BACKEND`).
+`engines` (one `vllm.LLM` in this process), `start` (how its engine starts, the same way everywhere: by spawn,
+bounded, watched), `start_checks` (what is refused before a start, and the CPU build's KV cache), `engine_log` (the
+engine's processes' output and vLLM's reason in it), `backend` (the registered `VLLMModel` and its count of a
+prompt); here, its `--screen_only` stand-in and its declaration (`BACKEND`).
 """
 
 from __future__ import annotations

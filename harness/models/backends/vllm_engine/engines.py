@@ -7,18 +7,13 @@ import os
 from collections.abc import Sequence
 from typing import Any, cast
 
+from harness.models.backends.vllm_engine.engine_log import EngineOutput
 from harness.models.backends.vllm_engine.requests import (
     build_conversation,
     engine_prompt,
     output_result,
 )
-from harness.models.backends.vllm_engine.start import (
-    EngineOutput,
-    check_main_guard,
-    engine_died,
-    start_method,
-    started,
-)
+from harness.models.backends.vllm_engine.start import check_main_guard, engine_died, start_method, started
 from harness.models.shared.engine_calls import Result, call_bisecting, check_loading, decode_each, load_factory
 
 # What transformers' `generate` still applies from a checkpoint's generation_config.json under greedy decoding
@@ -75,7 +70,8 @@ class LocalEngine:
             check_main_guard()
         self.output = EngineOutput()
         factory = load_factory(llm_factory)
-        self.llm: Any = started(lambda: factory(**kwargs), start_timeout, self.output)
+        self.llm: Any
+        self.llm, self.watch = started(lambda: factory(**kwargs), start_timeout, self.output)
         self.make_sampling = load_factory(sampling_factory)
         self.decode_workers = decode_workers
         config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
@@ -121,7 +117,8 @@ class LocalEngine:
 
         ready = [i for i in range(len(payloads)) if results[i] is None]
         try:
-            call_bisecting(ready, send, output_result, results, engine="vLLM")
+            with self.watch.call(self.output):
+                call_bisecting(ready, send, output_result, results, engine="vLLM")
         except Exception as err:
             died = engine_died(err, self.output)
             if died is None:
@@ -131,6 +128,7 @@ class LocalEngine:
 
     def close(self) -> None:
         llm, self.llm = self.llm, None
+        self.watch.close()
         # vLLM 0.33's offline LLM has no shutdown(); its engine-core client does (it stops the
         # engine processes and frees their GPU memory).
         core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)

@@ -9,12 +9,9 @@ the console, and when the engine cannot start or dies the one line carries vLLM'
 from __future__ import annotations
 
 import ast
-import collections
 import os
-import re
 import signal
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -24,10 +21,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from harness.api import BackendFatalError
-from harness.redact import scrub
+from harness.models.backends.vllm_engine.engine_log import (
+    EngineOutput,
+    engine_reason,
+    failure_line,
+    last_log_line,
+    waited_in,
+)
 
 METHOD_VARIABLE = "VLLM_WORKER_MULTIPROC_METHOD"  # vLLM's switch for how its engine core and workers start
-KEPT_LINES = 400  # the engine log's last lines held for the one line and backend_error.log
 INTERRUPT_AFTER_S = 30  # after the engine's processes are stopped, how long vLLM's own wait has to notice
 E = TypeVar("E")
 
@@ -80,114 +82,11 @@ def check_main_guard() -> None:
     )
 
 
-class EngineOutput:
-    """What the engine's processes print (their stdout and stderr are this process's while they start, and keep
-    them): read on a thread, scrubbed of secrets, written to a log file, its last lines kept."""
-
-    def __init__(self) -> None:
-        handle, name = tempfile.mkstemp(prefix="mmlongeval-vllm-engine-", suffix=".log")
-        self.path = Path(name)
-        self._file = os.fdopen(handle, "w", encoding="utf-8")
-        self.lines: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
-        self._read, self._write = os.pipe()
-        self._reader = threading.Thread(target=self._pump, name="vllm-engine-output", daemon=True)
-        self._reader.start()
-
-    def _pump(self) -> None:
-        with os.fdopen(self._read, "rb") as pipe:
-            for raw in pipe:  # until every process holding the pipe has ended
-                line = scrub(raw.decode("utf-8", "replace").rstrip("\n"))
-                self.lines.append(line)
-                with suppress(ValueError, OSError):  # closed: the engine outlived its backend
-                    self._file.write(line + "\n")
-                    self._file.flush()
-
-    @contextmanager
-    def captured(self) -> Iterator[None]:
-        """This process's stdout and stderr into the pipe while inside: the processes started meanwhile inherit it."""
-        for stream in (sys.stdout, sys.stderr):
-            with suppress(Exception):
-                stream.flush()
-        saved = os.dup(1), os.dup(2)
-        os.dup2(self._write, 1)
-        os.dup2(self._write, 2)
-        try:
-            yield
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                with suppress(Exception):
-                    stream.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            os.close(saved[0])
-            os.close(saved[1])
-
-    def settle(self, seconds: float = 2.0) -> None:
-        """Give the reader a moment to take in what was just written (a dump, a last traceback)."""
-        deadline = time.monotonic() + seconds
-        count = -1
-        while time.monotonic() < deadline and count != len(self.lines):
-            count = len(self.lines)
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        """Stop writing to the pipe from here; the reader ends once the engine's processes have."""
-        with suppress(OSError):
-            os.close(self._write)
-        self._reader.join(timeout=5)
-        with suppress(Exception):
-            self._file.close()
-
-    def tail(self, count: int = 120) -> str:
-        return "\n".join(list(self.lines)[-count:])
-
-
-PREFIX = re.compile(r"^\((?:[\w.-]+ )?pid=\d+\)\s*")  # vLLM's "(EngineCore_DP0 pid=123) " before a process's lines
-EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)): (.+)$")
-# vLLM's own words for a failure that is the engine's wrapping, not its cause
-WRAPPERS = ("Engine core initialization failed", "Worker failed with error", "EngineCore encountered")
-
-
-def _bare(line: str) -> str:
-    return PREFIX.sub("", line).strip()
-
-
-def engine_reason(lines: list[str]) -> str | None:
-    """vLLM's own reason in the engine's log: the exception that started the last traceback (its root cause, Python
-    printing a chained cause first), as "Type: message", or None where the log holds no exception line."""
-    bare = [_bare(line) for line in lines]
-    starts = [i for i, line in enumerate(bare) if line.startswith("Traceback (most recent call last)")]
-    if not starts:
-        return None
-    group = starts[-1]  # the last traceback, and the ones chained before it ("... direct cause ..." between them)
-    for i in reversed(starts[:-1]):
-        between = " ".join(bare[i:group])
-        if "direct cause of the following exception" not in between and "During handling of" not in between:
-            break
-        group = i
-    for line in bare[group:]:
-        found = EXCEPTION.match(line)
-        if found and not any(wrapper in found[2] for wrapper in WRAPPERS):
-            return f"{found[1]}: {found[2]}"
-    return None
-
-
-def last_log_line(lines: list[str]) -> str:
-    """The engine's last log line before it was stopped (vLLM's own log lines, not a traceback's)."""
-    for line in reversed(lines):
-        bare = _bare(line)
-        if re.match(r"^(INFO|WARNING|DEBUG|ERROR)\b", bare):
-            return bare
-    return next((_bare(line) for line in reversed(lines) if _bare(line)), "(nothing)")
-
-
-def waited_in(stack: list[str], innermost_first: bool = True) -> str:
-    """Where a stack (a faulthandler dump, innermost frame first, or `traceback`'s lines, outermost first) says its
-    thread was: "file:line in name" of its innermost two frames of vLLM's (or any, where none is vLLM's)."""
-    frames = [m for line in stack if (m := re.match(r'\s*File "(.+)", line (\d+),? in (\S+)', line))]
-    frames = frames if innermost_first else frames[::-1]
-    ours = [m for m in frames if "/vllm/" in m[1]] or frames
-    return "; ".join(f"{Path(m[1]).name}:{m[2]} in {m[3]}" for m in ours[:2]) or "(no Python frame)"
+def interrupt_main_thread() -> None:
+    """A KeyboardInterrupt in the main thread, even where it blocks on a lock (vLLM's client waits on a queue): a real
+    SIGINT to that thread, whose wait it ends (`_thread.interrupt_main` only sets a flag the blocked thread never
+    reads)."""
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
 
 class EngineStart:
@@ -204,6 +103,17 @@ class EngineStart:
         self.stacks: list[list[str]] = []  # each stopped process's faulthandler dump
         self.last_line = ""
         self.here = ""  # where this process's start waited
+
+    def made(self) -> list[object]:
+        """The engine's processes this start made and left running (not multiprocessing's resource tracker)."""
+        import psutil
+
+        found = []
+        for process in psutil.Process().children(recursive=True):
+            with suppress(psutil.Error):
+                if process.create_time() >= self.began - 1 and "resource_tracker" not in " ".join(process.cmdline()):
+                    found.append(process)
+        return found
 
     def frozen(self) -> list[object]:
         """Every process this start made (this process's descendants created since it began), each stopped
@@ -258,9 +168,7 @@ class EngineStart:
         while not self.done.wait(1):  # until vLLM's own wait notices: a process this one starts meanwhile goes too
             self.stop_processes(dump=False)
             if main and time.monotonic() > deadline:  # stuck in this process, not waiting on the engine's
-                import _thread
-
-                _thread.interrupt_main()
+                interrupt_main_thread()
                 return
 
     def run(self, build: Callable[[], E]) -> E:
@@ -305,33 +213,15 @@ class EngineStart:
         )
 
 
-# What to change, by what vLLM's reason says (the reason itself is always in the line).
-ADVICE = (
-    (r"cache blocks|KV cache is needed|kv_cache_memory", "give the engine more KV cache (kv_cache_memory_bytes=N, or "
-     "gpu_memory_utilization on a GPU) or a smaller max_model_len"),
-    (r"MetadataIncompleteBuffer|incomplete metadata|safetensor|HeaderTooLarge|InvalidHeader",
-     "the checkpoint's weights are not whole: download them again"),
-    (r"has no attribute|KeyError|not found in|no module or parameter named",
-     "the checkpoint's config or weights are not what vLLM's model for its architecture expects"),
-    (r"[Oo]ut of memory|OutOfMemory", "the model does not fit: a smaller dtype, max_model_len or max_num_seqs"),
-)  # fmt: skip
-
-
-def failure_line(err: BaseException, output: EngineOutput) -> str:
-    """Why the engine could not start, in one line: vLLM's own reason from its processes' log (else the exception
-    this process got), what to change where that is known, and where the whole log is."""
-    reason = engine_reason(list(output.lines)) or f"{type(err).__name__}: {err}".split("\n")[0]
-    advice = next((text for pattern, text in ADVICE if re.search(pattern, reason)), None)
-    return f"{reason}{f'; {advice}' if advice else ''} (the engine's log: {output.path})"
-
-
-def started(build: Callable[[], E], timeout: float | None, output: EngineOutput) -> E:
-    """The engine `build` makes, its processes' output in `output`; where it cannot start (or not within `timeout`),
+def started(build: Callable[[], E], timeout: float | None, output: EngineOutput) -> tuple[E, EngineWatch]:
+    """The engine `build` makes, its processes' output in `output`, and the watch on them while it runs; where it
+    cannot start (or not within `timeout`),
     a `BackendFatalError` whose first line says why and whose rest (backend_error.log) is the log's last lines, once
     every process the start made is gone."""
     start = EngineStart(timeout, output)
     try:
-        return start.run(build)
+        engine = start.run(build)
+        return engine, EngineWatch(start.made())
     except Exception as err:
         start.stop_processes(dump=False)  # whatever of the engine is left
         output.settle()
@@ -346,3 +236,65 @@ def engine_died(err: BaseException, output: EngineOutput) -> BackendFatalError |
         return None
     output.settle()
     return BackendFatalError(f"the vllm engine died: {failure_line(err, output)}\n{output.tail()}")
+
+
+class EngineWatch:
+    """The engine's processes, watched while it runs: vLLM's offline client can wait on its output queue for ever once
+    its core is gone (0.32 does, after its own shutdown), so a process of the engine that ends while a call waits on
+    it interrupts the call (`call`), and the run stops in one line (`engine_died`)."""
+
+    def __init__(self, processes: list[object]) -> None:
+        import psutil
+
+        self.processes = processes
+        self.names: dict[int, str] = {}  # vLLM titles its processes (VLLM::EngineCore, VLLM::Worker)
+        for process in processes:
+            assert isinstance(process, psutil.Process)
+            with suppress(psutil.Error):
+                self.names[process.pid] = " ".join(process.cmdline())[:40]
+        self.ended: str | None = None  # which process ended, and how
+        self._waiting = False
+        self._stop = threading.Event()
+        self._main = threading.current_thread() is threading.main_thread()
+        threading.Thread(target=self._watch, name="vllm-engine-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        import psutil
+
+        while not self._stop.wait(1):
+            for process in self.processes:
+                assert isinstance(process, psutil.Process)
+                try:
+                    running = process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+                except psutil.Error:
+                    running = False
+                if running:
+                    continue
+                code = None
+                with suppress(psutil.Error, ChildProcessError):
+                    code = process.wait(0)
+                how = f" (killed by {signal.Signals(-code).name})" if isinstance(code, int) and code < 0 else ""
+                self.ended = f"its process {self.names.get(process.pid, '')} (pid {process.pid}) ended{how}"
+                if self._waiting and self._main and not self._stop.is_set():
+                    interrupt_main_thread()
+                return
+
+    @contextmanager
+    def call(self, output: EngineOutput) -> Iterator[None]:
+        """One engine call; where a process of the engine has ended, or ends meanwhile, a `BackendFatalError`."""
+        if self.ended is not None:
+            raise BackendFatalError(f"the vllm engine died: {self.ended}\n{output.tail()}")
+        self._waiting = True
+        try:
+            yield
+        except KeyboardInterrupt:
+            if self.ended is None:
+                raise
+            output.settle()
+            reason = engine_reason(list(output.lines)) or self.ended
+            raise BackendFatalError(f"the vllm engine died: {reason}\n{output.tail()}") from None
+        finally:
+            self._waiting = False
+
+    def close(self) -> None:
+        self._stop.set()

@@ -17,6 +17,7 @@ import pytest
 
 from tests.harness.models.vllm_cpu.test_vllm_cpu_engine import _cpu_build, harness, journals
 from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint
+from tests.support.forward_pass import tiny_checkpoint
 from tests.support.paths import PROJECT
 
 pytestmark = [
@@ -96,6 +97,46 @@ def test_a_kv_cache_below_one_block_is_refused_before_the_engine_starts(needle_d
     (line,) = harness_lines(output)
     assert "kv_cache_memory_bytes=1 is less than one block" in line
     assert "Traceback" not in output and "engine ready" not in output
+
+
+def test_heads_the_cpu_attention_refuses_are_refused_before_the_engine_starts(
+    needle_data: Path, tmp_path: Path
+) -> None:
+    """The family's tiny checkpoint as the hf tests build it, 16-dim heads, which vLLM's CPU attention does not take."""
+    checkpoint = tiny_checkpoint(ENGINE_FAMILIES[0])
+    code, output = run(needle_data, tmp_path / "out", f"pretrained={checkpoint},{ENGINE},kv_cache_memory_bytes=64M")
+    assert code == 2, output[-3000:]
+    (line,) = harness_lines(output)
+    assert "has attention heads of 16, which vLLM's CPU attention does not take (it takes 32, 64" in line
+    assert "Traceback" not in output and "engine ready" not in output
+
+
+def test_an_engine_that_dies_mid_run_stops_it_in_one_line(needle_data: Path, tmp_path: Path) -> None:
+    """The engine's core and worker (vLLM titles them `VLLM::EngineCore`, `VLLM::Worker`) killed once it is ready, while it generates (one request a call, 256 tokens
+    each): the run stops in one line saying the engine died, and nothing of the engine is left."""
+    import psutil
+
+    out = tmp_path / "out"
+    process = harness("--tasks", TASK, "--data_dir", str(needle_data), "--model", "vllm", "--model_args",
+                      f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{ENGINE},kv_cache_memory_bytes=64M,chunk_size=1",
+                      "--gen_kwargs", "max_gen_toks=256,ignore_eos=true", "--output_path", str(out),
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=marked())  # fmt: skip
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:  # until the engine is ready
+        seen.append(line)
+        if "vllm engine ready" in line:
+            break
+    engine = [p for p in psutil.Process(process.pid).children(recursive=True) if "VLLM::" in " ".join(p.cmdline())]
+    assert engine, "".join(seen)[-3000:]
+    for child in engine:
+        child.kill()
+    output = "".join(seen) + process.communicate(timeout=600)[0]
+    assert process.returncode == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert "the model backend stopped: the vllm engine died:" in line and "run the same command to resume" in line
+    assert "Traceback" not in output
+    assert not left_behind()
 
 
 def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data: Path, tmp_path: Path) -> None:
