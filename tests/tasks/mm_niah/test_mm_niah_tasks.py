@@ -45,11 +45,17 @@ def test_the_random_baseline_runs_and_reports(random_results: ModelResults, tmp_
     assert (tmp_path / "mm_niah_heat_random.png").is_file()
     # issue 88: *cells*, how many of the heat map's 11 x 5 cells the rows fill (the score counts the others 0)
     assert "| task | n | cells | score | acc |" in "\n".join(lines)
+    assert any(line.startswith("**Empty cells count 0 in the official score**") for line in lines)
     for task in ("retrieval_image_val", "reasoning_image_val"):
         cells = random_results.breakdowns[f"mm_niah_{task}"]["acc_by_length_depth"]
         grid = {f"{length}|{depth}" for length in report.LENGTH_LABELS for depth in report.DEPTH_LABELS}
         filled = sum(isinstance(cells[k].get("mean"), float) for k in grid & set(cells))  # records under 1K: no cell
         assert 1 <= filled <= 6 and any(line.startswith(f"| {task} | 6 | {filled}/55 |") for line in lines), task
+        # issue 98: the empty cells said in words, and the score's interval for the filled cells' score
+        said = f"- {task}: {55 - filled} of the heat map's 55 cells are empty and count 0, so its score is at most"
+        assert any(line.startswith(said) for line in lines), task
+        row = next(line for line in lines if line.startswith(f"| {task} | 6 |"))
+        assert "[" in row.split("|")[4], row
 
 
 def test_headline_metrics_follow_the_papers_task_order() -> None:
