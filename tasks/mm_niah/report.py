@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.outputs.report.figure_batch import figure
 from harness.outputs.report.figures import run_names
-from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.report.verdict import Comparison, Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Family
 from harness.outputs.results.estimates import estimate_of, interval_text
 from harness.outputs.results.model_results import ModelResults
@@ -159,7 +159,14 @@ def beside_paper(model: str, data: ModelResults) -> list[str]:
     rows = []
     for task in tasks:
         ours = estimate_of(data, f"mm_niah_{task}_val", "score", 1).rescaled(100)
-        rows.append((task, family.add(compare(ours, Paper(published.get((paper_model, task, "overall"))), mode))))
+        paper = Paper(published.get((paper_model, task, "overall")))
+        filled, _, grid = filled_cells(data, f"mm_niah_{task}_val").partition("/")
+        # empty cells count 0 in ours and are filled in the paper's: a gap the replies did not make (issue 98)
+        empty = int(grid) - int(filled) if filled.isdigit() and grid.isdigit() else 0
+        why = f"{empty} of {grid} heat-map cells empty (they count 0; the paper's fill every cell)" if empty else ""
+        rows.append(
+            (task, family.add(Comparison(ours.value, paper.value, why=why) if why else compare(ours, paper, mode)))
+        )
     return [
         f"### MM-NIAH beside the paper's {paper_model} (%)",
         "",

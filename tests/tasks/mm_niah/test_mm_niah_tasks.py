@@ -56,6 +56,12 @@ def test_the_random_baseline_runs_and_reports(random_results: ModelResults, tmp_
         assert any(line.startswith(said) for line in lines), task
         row = next(line for line in lines if line.startswith(f"| {task} | 6 |"))
         assert "[" in row.split("|")[4], row
+    # beside the paper's (every cell filled), a run with empty cells gets no verdict: the gap is the empty cells' 0s
+    beside = report.beside_paper("idefics2-8b", random_results)
+    assert beside and beside[0] == "### MM-NIAH beside the paper's IDEFICS2 (%)"
+    assert any(line.startswith("| retrieval_image | ") and line.endswith(" – |") for line in beside)
+    tally = next(line for line in beside if line.startswith("Verdict beside the paper:"))
+    assert "not comparable 6 (not comparable: " in tally and "of 55 heat-map cells empty (they count 0" in tally, tally
 
 
 def test_headline_metrics_follow_the_papers_task_order() -> None:
