@@ -166,6 +166,9 @@ class ClusteredError:
     df: float = NAN
     kish_clusters: float = NAN
     largest_cluster: int = 0
+    # a task's own interval of its aggregation, where the task gives one (`metric_errors.with_interval`: MM-NIAH's grid
+    # score); () where it gives none for these rows
+    interval: tuple[float, ...] | None = None
 
     @property
     def effective_n(self) -> float:

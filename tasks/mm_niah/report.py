@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.outputs.report.figure_batch import figure
 from harness.outputs.report.figures import run_names
-from harness.outputs.report.verdict import Paper, VerdictRule, compare, explanation, mode_of
+from harness.outputs.report.verdict import Comparison, Paper, VerdictRule, compare, explanation, mode_of
 from harness.outputs.report.verdict_family import Family
 from harness.outputs.results.estimates import estimate_of, interval_text
 from harness.outputs.results.model_results import ModelResults
@@ -84,7 +84,8 @@ def table(data: ModelResults) -> list[str]:
         "### MM-NIAH, as the paper reports it (%, official scorer)",
         "",
         "*score*: the paper's number, the mean over the length bins of each bin's mean over five depth bins (an empty "
-        "cell counts 0; records under 1K left out); *acc*: the mean of the per-row decisions (soft accuracy for "
+        "cell counts 0; records under 1K left out), with its 95 % interval for the score of the cells the rows fill "
+        "(docs/statistics.md); *acc*: the mean of the per-row decisions (soft accuracy for "
         "counting), with its 95 % interval; *cells*: the heat map's cells the rows fill (the score counts the others "
         "0). The test split's answers are private: its tasks are N/A here.",
         "",
@@ -99,12 +100,37 @@ def table(data: ModelResults) -> list[str]:
             task.removeprefix("mm_niah_"),
             str(data.counters(task).get("n_scored", "")),
             filled_cells(data, task),
-            f"{100 * score:.1f}" if isinstance(score, float) and not math.isnan(score) else "N/A",
+            interval_text(estimate_of(data, task, "score", 1), 100)
+            if isinstance(score, float) and not math.isnan(score)
+            else "N/A",
             interval_text(estimate_of(data, task, "acc", 1), 100) if isinstance(entry.get("acc,none"), float) else "",
             *([f"{100 * v:.1f}" for v in per_length] if per_length else [""] * len(LENGTH_LABELS)),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    return [*lines, ""]
+    return [*lines, "", *empty_cells_lines(data, tasks)]
+
+
+def empty_cells_lines(data: ModelResults, tasks: list[str]) -> list[str]:
+    """Where the rows leave heat-map cells empty, a line per task saying how many and the most its score can then be:
+    the official score counts an empty cell 0, so k filled cells of 55 cap it at k/55 whatever the replies (issue 98).
+    Nothing where every cell is filled."""
+    lines = []
+    for task in tasks:
+        filled, _, total = filled_cells(data, task).partition("/")
+        if filled.isdigit() and total.isdigit() and int(filled) < int(total):
+            k, grid = int(filled), int(total)
+            lines.append(
+                f"- {task.removeprefix('mm_niah_')}: {grid - k} of the heat map's {grid} cells are empty and count 0, "
+                f"so its score is at most {100 * k / grid:.1f}"
+            )
+    if not lines:
+        return []
+    why = (
+        "**Empty cells count 0 in the official score**: a run whose rows leave cells empty scores at most its filled "
+        "cells' share, however well it answers, so it sits below a full grid's score (the paper's); its interval is for "
+        "the score of the cells it fills, not a full grid's (docs/statistics.md)."
+    )
+    return [why, "", *lines, ""]
 
 
 def load_paper_results() -> dict[tuple[str, str, str], float | None]:
@@ -121,6 +147,19 @@ def paper_model_for(model: str, data: ModelResults) -> str | None:
     return next((m.name for m in PAPER.models if any(k in n for k in m.known_as for n in squashed)), None)
 
 
+def empty_cells_gap(cells: str, paper: float | None) -> str:
+    """Why a task gets no verdict beside the paper, or "": its empty cells count 0 where the paper's grid is full, so
+    they alone would put its score about empty/55 of the paper's below it; past the verdicts' tolerance that gap is
+    the empty cells', not the replies' (a 6-row run: 50 of 55 empty). A cell or two empty of a full split is kept."""
+    filled, _, grid = cells.partition("/")
+    if not (filled.isdigit() and grid.isdigit()) or paper is None:
+        return ""
+    empty = int(grid) - int(filled)
+    if empty * paper / int(grid) <= VERDICTS.tolerance:
+        return ""
+    return f"{empty} of {grid} heat-map cells empty, counted 0 (the paper's grid is full)"
+
+
 def beside_paper(model: str, data: ModelResults) -> list[str]:
     """Our validation score per task (and overall) beside the paper's for its model, a verdict per cell."""
     paper_model = paper_model_for(model, data)
@@ -133,7 +172,11 @@ def beside_paper(model: str, data: ModelResults) -> list[str]:
     rows = []
     for task in tasks:
         ours = estimate_of(data, f"mm_niah_{task}_val", "score", 1).rescaled(100)
-        rows.append((task, family.add(compare(ours, Paper(published.get((paper_model, task, "overall"))), mode))))
+        paper = Paper(published.get((paper_model, task, "overall")))
+        why = empty_cells_gap(filled_cells(data, f"mm_niah_{task}_val"), paper.value)
+        rows.append(
+            (task, family.add(Comparison(ours.value, paper.value, why=why) if why else compare(ours, paper, mode)))
+        )
     return [
         f"### MM-NIAH beside the paper's {paper_model} (%)",
         "",

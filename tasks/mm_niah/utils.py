@@ -3,7 +3,7 @@
 Each row's reply is `.strip()`ped as `eval_internvl.py` does before writing it, then scored by `is_correct`.
 Metrics: `acc`, the mean of the per-row decisions (soft accuracy for counting); `score`, the paper's number for a
 task: the mean over the eleven length bins of the official per-bin scores (each the mean over five depth bins,
-an empty cell counting 0, records under 1K left out); and the heat map itself, `acc_by_length_depth` (each
+an empty cell counting 0, records under 1K left out), with its own interval (`score_interval.py`); and the heat map itself, `acc_by_length_depth` (each
 cell's plain accuracy, keyed `length|depth`).
 """
 
@@ -15,6 +15,8 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+from harness.running.task.metric_errors import with_interval
+from tasks.mm_niah.score_interval import score_interval
 from tasks.mm_niah.scoring import DEPTH_LABELS, LENGTH_LABELS, heat_cell, is_correct, length_scores
 
 
@@ -35,8 +37,17 @@ def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
     return {"acc": value, "score": [x, y, value], "acc_by_length_depth": [[cell_label(x, y), value]]}
 
 
+def score_interval_of_rows(
+    cells: Sequence[Sequence[float]], keys: Sequence[tuple[str, ...]]
+) -> tuple[float, float] | None:
+    """The score's interval (`score_interval.py`) over the rows' cluster keys (the haystack)."""
+    return score_interval(cells, ["|".join(k) for k in keys])
+
+
+@with_interval(score_interval_of_rows)
 def official_score(cells: Sequence[Sequence[float]]) -> float:
-    """The task's official score: the mean of `length_scores` over the eleven length bins."""
+    """The task's official score: the mean of `length_scores` over the eleven length bins; its interval the one of
+    `score_interval.py` (for the score of the cells the rows fill), recorded beside its bootstrap errors."""
     scored = [cell for cell in cells if cell]  # a row without an answer has none
     if not scored:
         return math.nan

@@ -65,11 +65,16 @@ class Estimate:
     bm_df: float | None = None
     kish_clusters: float | None = None
     largest_cluster: int | None = None
+    # a task's own interval of its aggregation (the results' `uncertainty`; () where it gives none for these rows):
+    # MM-NIAH's grid score, which no value ± t · SE fits (issue 98, `tasks/mm_niah/score_interval.py`)
+    own_interval: tuple[float, ...] | None = None
 
     def rescaled(self, factor: float) -> Estimate:
         """The same estimate in other units (a proportion x 100: percentage points)."""
         units = ("value", "stderr", "clustered", "scale", "cr2")
-        return replace(self, **{k: None if (v := getattr(self, k)) is None else v * factor for k in units})
+        scaled = {k: None if (v := getattr(self, k)) is None else v * factor for k in units}
+        own = None if self.own_interval is None else tuple(b * factor for b in self.own_interval)
+        return replace(self, **scaled, own_interval=own)
 
     @property
     def error(self) -> float | None:
@@ -95,7 +100,10 @@ class Estimate:
         """Why no interval is shown though rows and clusters are: one cluster holds nearly every row, so the rows
         stand for fewer than two clusters (`harness.uncertainty.small_sample.TOO_FEW_KISH`): whatever the interval,
         it rests on about one draw of that cluster (in a seeded grid its width was most of the scale). None
-        otherwise."""
+        otherwise. A task's own interval says none (`own_interval` empty) where the rows stand for fewer than two
+        clusters."""
+        if self.own_interval == ():
+            return "no interval: the rows stand for fewer than two clusters"
         kish, clusters = self.kish_clusters, self.n_clusters
         if kish is None or clusters is None or clusters < 2 or kish >= TOO_FEW_KISH:
             return None
@@ -170,9 +178,12 @@ class Estimate:
         (Korn-Graubard's degrees of freedom applied, the rarer outcome's where fewer: `interval_n`), Clopper-Pearson
         on it where that n is no more than the clusters (`rests_on_items`). Otherwise, and for a task's own
         aggregation (`resampled`: its bootstrap error over items), value ± t · error (t with clusters - 1 degrees of
-        freedom, the larger error), cut at the scale's ends; None where neither can be made."""
+        freedom, the larger error), cut at the scale's ends; None where neither can be made. A task's own interval
+        (`own_interval`), where recorded, is the one shown."""
         if self.why_no_interval:
             return None
+        if self.own_interval is not None and len(self.own_interval) == 2:
+            return self.own_interval[0], self.own_interval[1]
         n_eff = None if self.resampled else self.interval_n(level)
         p = self.proportion
         if n_eff is not None and p is not None and self.scale:
@@ -245,7 +256,20 @@ def estimate_behind(
         number(behind.get("df")),
         number(behind.get("kish_clusters")),
         count(behind.get("largest_cluster")),
+        own_interval(behind.get("interval")),
     )
+
+
+def own_interval(recorded: object) -> tuple[float, ...] | None:
+    """A recorded task's own interval: its two bounds, () where it gave none, None where none is recorded (or it is
+    not two numbers)."""
+    if not isinstance(recorded, list):
+        return None
+    bounds = [number(b) for b in recorded]
+    if not bounds:
+        return ()
+    low, high = (bounds + [None, None])[:2]
+    return (low, high) if len(bounds) == 2 and low is not None and high is not None else None
 
 
 def _uncertainty_of(source: Mapping[str, object] | None, name: str, metric: str) -> Mapping[str, object]:

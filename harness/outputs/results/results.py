@@ -177,6 +177,8 @@ def uncertainty_entry(error: ClusteredError) -> MetricUncertainty:
         entry["df"] = strict_number(error.df)
         entry["kish_clusters"] = strict_number(error.kish_clusters)
         entry["largest_cluster"] = error.largest_cluster
+    if error.interval is not None:
+        entry["interval"] = [strict_number(bound) for bound in error.interval]
     return entry
 
 

@@ -172,6 +172,9 @@ class MetricUncertainty(TypedDict):
     df: NotRequired[MetricValue]  # its Bell-McCaffrey degrees of freedom
     kish_clusters: NotRequired[MetricValue]  # n² / Σ m_c²: how many equal clusters the rows stand for
     largest_cluster: NotRequired[int]  # rows in the largest cluster
+    # a task's own 95 % interval of its aggregation ([] where it gives none for these rows: too few clusters), where
+    # the task gives one (`metric_errors.with_interval`: MM-NIAH's grid score, issue 98); the report shows it
+    interval: NotRequired[list[MetricValue]]
 
 
 Breakdown = dict[str, BreakdownCell]  # a metric's values by cell (MMNeedle's grid cell, a depth)

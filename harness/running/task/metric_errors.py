@@ -8,16 +8,19 @@ Which method each aggregation gets (docs/statistics.md):
   trial), so the design effect shows what the units of one row sharing an answer do to it.
 - `mean_by_key` (a breakdown): each cell's mean, clustered on the keys of the rows its pairs come from.
 - anything else (a task's `!function`): the seeded bootstrap, rows resampled for the plain error and clusters for the
-  clustered one; carried into its groups by the delete-one jackknife, computed only when a group asks for it.
+  clustered one; carried into its groups by the delete-one jackknife, computed only when a group asks for it. Where
+  the task's function carries an interval of its own (`with_interval`), the interval is that one, recorded beside the
+  errors: a bootstrap cannot fit an aggregation that counts what the rows leave out (MM-NIAH's empty grid cells).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,6 +35,19 @@ from harness.uncertainty.influence import (
 from harness.uncertainty.variance import ClusteredError, design_from_keys, mean_error
 
 LINEARIZED = {"mean": linearize_mean, "sum": linearize_sum}
+OwnInterval = Callable[..., tuple[float, float] | None]  # (the rows' values, their cluster keys) -> bounds or None
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def with_interval(interval: OwnInterval) -> Callable[[F], F]:
+    """Marks a task's aggregation as carrying its own 95 % interval, `interval(values, cluster keys)` over the rows it
+    aggregates (None: no interval can be honest on these rows); the report shows it in place of value ± t · SE."""
+
+    def mark(function: F) -> F:
+        function.__dict__["interval"] = interval
+        return function
+
+    return mark
 
 
 @dataclass(frozen=True)
@@ -130,4 +146,7 @@ def metric_errors(
         error = unknown_error(len(column), "bootstrap")
     else:
         error = bootstrap_error(function, column, design_from_keys(keys), bootstrap_iters, bootstrap_seed(task, metric))
+    own: OwnInterval | None = getattr(function, "interval", None)
+    if own is not None:
+        error = dataclasses.replace(error, interval=own(column, keys) or ())
     return error, lambda: linearize_by_jackknife(function, column, rows, keys)

@@ -45,11 +45,24 @@ def test_the_random_baseline_runs_and_reports(random_results: ModelResults, tmp_
     assert (tmp_path / "mm_niah_heat_random.png").is_file()
     # issue 88: *cells*, how many of the heat map's 11 x 5 cells the rows fill (the score counts the others 0)
     assert "| task | n | cells | score | acc |" in "\n".join(lines)
+    assert any(line.startswith("**Empty cells count 0 in the official score**") for line in lines)
     for task in ("retrieval_image_val", "reasoning_image_val"):
         cells = random_results.breakdowns[f"mm_niah_{task}"]["acc_by_length_depth"]
         grid = {f"{length}|{depth}" for length in report.LENGTH_LABELS for depth in report.DEPTH_LABELS}
         filled = sum(isinstance(cells[k].get("mean"), float) for k in grid & set(cells))  # records under 1K: no cell
         assert 1 <= filled <= 6 and any(line.startswith(f"| {task} | 6 | {filled}/55 |") for line in lines), task
+        # issue 98: the empty cells said in words, and the score's interval for the filled cells' score
+        said = f"- {task}: {55 - filled} of the heat map's 55 cells are empty and count 0, so its score is at most"
+        assert any(line.startswith(said) for line in lines), task
+        row = next(line for line in lines if line.startswith(f"| {task} | 6 |"))
+        assert "[" in row.split("|")[4], row
+    # beside the paper's (every cell filled), a run with empty cells gets no verdict: the gap is the empty cells' 0s
+    beside = report.beside_paper("idefics2-8b", random_results)
+    assert beside and beside[0] == "### MM-NIAH beside the paper's IDEFICS2 (%)"
+    assert any(line.startswith("| retrieval_image | ") and line.endswith(" – |") for line in beside)
+    tally = next(line for line in beside if line.startswith("Verdict beside the paper:"))
+    # five tasks: the empty cells alone put them 5-20 points below; counting_image's paper score is 0.0: no such gap
+    assert f"{55 - filled} of 55 heat-map cells empty, counted 0 (the paper's grid is full) (5)" in tally, tally
 
 
 def test_headline_metrics_follow_the_papers_task_order() -> None:
