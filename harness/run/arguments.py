@@ -338,8 +338,19 @@ class RunCommandFlags(CommandOptions):
     version: bool = switch("show program's version number and exit", short="-V")
 
 
+class RunParser(CommandParser):
+    """`harness`'s parser: a decoding setting typed as a flag (`--num_beams 1`, `--max_new_tokens 64`, as
+    transformers' `generate` spells them) is named as the `--gen_kwargs` key it is."""
+
+    def spelt_here(self, flag: str, value: str) -> str | None:
+        from harness.api import GenerationSettings
+
+        key = flag.removeprefix("--")
+        return f"--gen_kwargs {key}={value or 'VALUE'}" if key in GenerationSettings.keys() else None
+
+
 def run_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
+    parser = RunParser(
         prog="harness",
         description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -201,7 +201,7 @@ def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> t
     from harness.models.registry import backend_spec
 
     engine = backend_spec(model.backend).engine_sampling
-    known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens", "num_beams"}
+    known = GenerationSettings.keys()
     own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
     values = dict(own)
     if "max_new_tokens" in values:
