@@ -136,12 +136,6 @@ class GenerationSettings:
                 raise ValueError(f"{name}={getattr(self, name)!r}: expected {expected}")
 
     @classmethod
-    def keys(cls) -> frozenset[str]:
-        """The keys `--gen_kwargs` takes: these settings, and transformers' spellings `max_new_tokens` and
-        `num_beams` (1 only)."""
-        return frozenset({*cls.__dataclass_fields__, "max_new_tokens", "num_beams"})
-
-    @classmethod
     def from_dict(cls, values: dict[str, Any]) -> GenerationSettings:
         values = dict(values)
         beams = values.pop("num_beams", 1)  # greedy as transformers and lmms-eval spell it; no run makes a beam search

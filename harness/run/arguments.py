@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from builders.core.contract import REQUIRED, add_flags, option, positive_int, switch
 from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
 from harness.run.declared_options import arguments_option
-from harness.run.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
+from harness.run.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, gen_kwargs_flag, read_seeds
 
 if TYPE_CHECKING:
     from builders.core import contract
@@ -339,14 +339,9 @@ class RunCommandFlags(CommandOptions):
 
 
 class RunParser(CommandParser):
-    """`harness`'s parser: a decoding setting typed as a flag (`--num_beams 1`, `--max_new_tokens 64`, as
-    transformers' `generate` spells them) is named as the `--gen_kwargs` key it is."""
+    """`harness`'s parser: a decoding setting typed as a flag is named as its `--gen_kwargs` key (`gen_kwargs_flag`)."""
 
-    def spelt_here(self, flag: str, value: str) -> str | None:
-        from harness.api import GenerationSettings
-
-        key = flag.removeprefix("--")
-        return f"--gen_kwargs {key}={value or 'VALUE'}" if key in GenerationSettings.keys() else None
+    spelt_here = staticmethod(gen_kwargs_flag)
 
 
 def run_parser() -> argparse.ArgumentParser:

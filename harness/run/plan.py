@@ -199,9 +199,10 @@ def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> t
 
     from harness.api import GenerationSettings
     from harness.models.registry import backend_spec
+    from harness.run.lm_eval_flags import gen_kwargs_keys
 
     engine = backend_spec(model.backend).engine_sampling
-    known = GenerationSettings.keys()
+    known = gen_kwargs_keys()
     own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
     values = dict(own)
     if "max_new_tokens" in values:
