@@ -191,3 +191,27 @@ def suggest(name: str, known: Iterable[str], what: str) -> str:
     if close:
         return f"unknown {what} {name!r}; did you mean: {', '.join(close)}?"
     return f"unknown {what} {name!r}"
+
+
+def close_path(path: Path, fits: Callable[[Path], bool]) -> Path | None:
+    """The path a typo meant: of the entries beside `path` (which does not exist), the one whose name is closest to
+    its name (`close_names`) among those that `fits` what was asked for (a folder of builds, of tasks, a checkpoint, a
+    results folder), written as `path` was (relative where it was); None where none is close. One rule for every
+    path a user types: `--data_dir dta` finds `data`, never a folder that merely exists."""
+    try:
+        beside = [entry.name for entry in path.parent.iterdir()] if path.parent.is_dir() else []
+    except OSError:  # a parent that cannot be listed: nothing to suggest
+        return None
+    for name in close_names(path.name, beside):
+        try:
+            if fits(path.parent / name):
+                return path.parent / name
+        except OSError:
+            continue
+    return None
+
+
+def did_you_mean_path(path: Path, fits: Callable[[Path], bool]) -> str:
+    """`; did you mean data?` for `close_path`'s answer, or nothing."""
+    close = close_path(path, fits)
+    return f"; did you mean {close}?" if close is not None else ""

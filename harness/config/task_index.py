@@ -21,7 +21,7 @@ from typing import Any
 from builders.core import contract
 from harness.config.task_config import GroupConfig, TaskConfig, parse_group, parse_task
 from harness.config.yaml_loader import YAML_MOST, YamlDict, copied, file_digest, load_config, parsed_digests
-from harness.errors import TaskConfigError, UserError, suggest
+from harness.errors import TaskConfigError, UserError, did_you_mean_path, suggest
 
 
 def natural_key(name: str) -> list[Any]:
@@ -68,6 +68,13 @@ def _digest(paths: Iterable[Path]) -> str | None:
         return None
 
 
+def _holds_tasks(path: Path) -> bool:
+    """Whether `path` is what `--include_path` reads: a task YAML, or a folder with one in it."""
+    if path.is_file():
+        return path.suffix in (".yaml", ".yml")
+    return path.is_dir() and any(path.rglob("*.y*ml"))
+
+
 class TaskIndex:
     def __init__(self, include_paths: Sequence[Path | str] = (), include_defaults: bool = True) -> None:
         self.tasks: dict[str, TaskConfig] = {}
@@ -76,7 +83,7 @@ class TaskIndex:
         roots = ([default_tasks_dir()] if include_defaults else []) + [Path(p) for p in include_paths]
         for root in roots:
             if not root.exists():
-                raise UserError(f"--include_path {root}: no such file or folder")
+                raise UserError(f"--include_path {root}: no such file or folder{did_you_mean_path(root, _holds_tasks)}")
             self._index_root(root)
         for config in self.tasks.values():
             for tag in config.tag:

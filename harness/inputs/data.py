@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from builders.core import contract
 from harness.config.task_config import TaskConfig
-from harness.errors import HubUnavailableError, UserError
+from harness.errors import HubUnavailableError, UserError, did_you_mean_path
 from harness.inputs.build_files import (
     build_command_template,
     card_paths,
@@ -196,6 +196,10 @@ def load_task_dataset(
             f"the folder holding the builds: use --data_dir {root.parent}"
         )
     if explicit and not root.exists():  # the same for every task: said once (`DatasetMissingError.combined`)
+        # a typo of the folder beside that holds this build (`dta` for `data`): that name, not a second build
+        near = did_you_mean_path(root, lambda folder: (folder / config.dataset_path).is_dir())
+        if near:
+            raise UserError(f"--data_dir {root}: no such folder{near}")
         raise missing(config, root, f"--data_dir {root}: no such folder")
     looked = [str(local)] + ([f"Hub repo {hub_repo}"] if hub_repo and not explicit else [])
     env_note = "" if explicit else f" (set --data_dir or ${DATA_DIR_ENV} to use another folder)"

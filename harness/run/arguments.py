@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from builders.core.contract import REQUIRED, add_flags, option, positive_int, switch
 from harness.errors import CommandOptions, CommandParser, UserError, include_path_option
 from harness.run.declared_options import arguments_option
-from harness.run.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, read_seeds
+from harness.run.lm_eval_flags import LM_EVAL, LmEvalOptions, Seeds, gen_kwargs_flag, read_seeds
 
 if TYPE_CHECKING:
     from builders.core import contract
@@ -338,8 +338,14 @@ class RunCommandFlags(CommandOptions):
     version: bool = switch("show program's version number and exit", short="-V")
 
 
+class RunParser(CommandParser):
+    """`harness`'s parser: a decoding setting typed as a flag is named as its `--gen_kwargs` key (`gen_kwargs_flag`)."""
+
+    spelt_here = staticmethod(gen_kwargs_flag)
+
+
 def run_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(
+    parser = RunParser(
         prog="harness",
         description="Evaluate a vision-language model on tasks from tasks/ (lm-eval-style YAML).",
         epilog="Other commands: `harness ls` (tasks, groups, tags), `harness models` (backends, aliases), "

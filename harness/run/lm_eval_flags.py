@@ -60,6 +60,21 @@ def read_seeds(value: object) -> Seeds:
     return (first, seeds[1], seeds[2], seeds[3])
 
 
+def gen_kwargs_keys() -> frozenset[str]:
+    """The keys `--gen_kwargs` takes: the generation settings', and transformers' `max_new_tokens` and `num_beams`
+    (1 only: no run makes a beam search)."""
+    from harness.api import GenerationSettings
+
+    return frozenset({*GenerationSettings.__dataclass_fields__, "max_new_tokens", "num_beams"})
+
+
+def gen_kwargs_flag(flag: str, value: str) -> str | None:
+    """`--gen_kwargs num_beams=4` for `--num_beams 4`: a decoding setting typed as a flag, as transformers' `generate`
+    spells it (lm-eval takes it in --gen_kwargs), named as the key it is; None for any other flag."""
+    key = flag.removeprefix("--")
+    return f"--gen_kwargs {key}={value or 'VALUE'}" if key in gen_kwargs_keys() else None
+
+
 def _shown(text: object) -> str:
     """A value quoted in a message, cut to 40 characters."""
     text = str(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -199,9 +199,10 @@ def _split_gen_kwargs(gen_kwargs: Mapping[str, object], model: ModelChoice) -> t
 
     from harness.api import GenerationSettings
     from harness.models.registry import backend_spec
+    from harness.run.lm_eval_flags import gen_kwargs_keys
 
     engine = backend_spec(model.backend).engine_sampling
-    known = {f.name for f in fields(GenerationSettings)} | {"max_new_tokens", "num_beams"}
+    known = gen_kwargs_keys()
     own = {k: v for k, v in gen_kwargs.items() if engine is None or k in known}
     values = dict(own)
     if "max_new_tokens" in values:

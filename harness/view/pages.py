@@ -47,7 +47,7 @@ from harness.view.samples.safe_files import (
     inside,
     refusal,
 )
-from harness.view.shown import index_rows, markdown_html
+from harness.view.shown import index_rows, markdown_html, prose_line_breaks
 from harness.view.view_hooks_api import ViewerRow
 from harness.view.viewer import SECURITY_HEADERS, Viewer, query
 
@@ -217,6 +217,7 @@ def linked_report(text: str, catalog: Catalog) -> str:
                 _link(first, url)
         position += 1
     _number_cells(tokens)
+    prose_line_breaks(md, tokens)
     return md.renderer.render(tokens, md.options, {})
 
 

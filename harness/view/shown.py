@@ -20,23 +20,74 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy
+from markupsafe import Markup, escape
 
 from harness.config.task_index import natural_key as name_key
 from harness.outputs.report.report_md import headline_cell, row_scale
 from harness.outputs.results.groups import first_metric, why_no_value
 from harness.view.catalog import Catalog
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
+
 
 def markdown_html(text: str) -> str:
     """Markdown to HTML with raw HTML escaped (a results file's text is not trusted)."""
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = md.parse(text)
+    prose_line_breaks(md, tokens)
+    return md.renderer.render(tokens, md.options, {})
+
+
+def prose_line_breaks(md: MarkdownIt, tokens: Sequence[Token]) -> None:
+    """The names and keys of markdown's prose (paragraphs, lists, headings) may end a line where `line_breaks` marks:
+    report.md's lists of tasks (`mmlongbench_ablation_occ_vrag_infoseek_16k`) at 375 px. Not its tables': a word of a
+    table keeps whole, the table scrolling in its own box."""
+    tables = 0
+    for token in tokens:
+        tables += {"table_open": 1, "table_close": -1}.get(token.type, 0)
+        if token.type == "inline" and not tables:
+            for child in token.children or []:
+                if child.type in ("text", "code_inline"):
+                    child.meta["line_breaks"] = True
+    from markdown_it.renderer import RendererHTML
+
+    assert isinstance(md.renderer, RendererHTML)  # the HTML renderer, as MarkdownIt makes it
+    text, code = md.renderer.rules["text"], md.renderer.rules["code_inline"]
+
+    def text_rule(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+        token = tokens[idx]
+        return str(line_breaks(token.content)) if token.meta.get("line_breaks") else text(tokens, idx, options, env)
+
+    def code_rule(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+        token = tokens[idx]
+        if not token.meta.get("line_breaks"):
+            return code(tokens, idx, options, env)
+        return f"<code{renderer.renderAttrs(token)}>{line_breaks(token.content)}</code>"
+
+    md.add_render_rule("text", text_rule)
+    md.add_render_rule("code_inline", code_rule)
+
+
+# Where a name or a key of machine text may end a line on a narrow page: after `_`, `,`, `:`, `;`, `=` or `/` and
+# after `>` (a placeholder's, `<image>`), never inside a run of letters and digits (`mmlongbench_docvqa_` over
+# `mmlongbench_doc_8k` at 375 px, not `mmlongbench_docv` over `qa_...`).
+LINE_ENDS = re.compile(r"(?<=[_,:;=/>])(?=\S)")
+
+
+def line_breaks(text: object) -> Markup:
+    """`text` escaped, with a `<wbr>` (a line may end here, nothing is shown) where `LINE_ENDS` allows one."""
+    return Markup("<wbr>").join(escape(part) for part in LINE_ENDS.split(str(text)))
 
 
 # Below this, a computed value is floating-point noise (an interval's edge at 1 - 1 + ... = 5.551e-17), shown as 0

@@ -7,7 +7,6 @@ whether the build, with the run's policy, hashes to the journal's record of what
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 import re
@@ -17,6 +16,7 @@ import pytest
 
 from harness.view.app import served_hosts
 from tests.support.run_setups import run_args
+from tests.support.view_app import shown_text
 
 NEEDLES = "mmneedle_m10_n1_k2_pos"  # ten images per sample
 TWO = ("--gen_kwargs", "max_gen_toks=2")  # every answer two tokens long
@@ -93,7 +93,7 @@ def check_pages(
         assert page.status_code == 200 and "the request as the backend sent it" in page.text
         turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
         assert turn is not None, page.text[:2000]
-        text = html.unescape(turn.group(1))
+        text = shown_text(turn.group(1))
         assert text == record["prompt"]
         verdict = None if record.get("truncation") else matches  # a cut prompt is not the build's row: not compared
         assert ("cut by the task&#39;s truncation rule" in page.text) is bool(record.get("truncation"))

@@ -54,6 +54,17 @@ def served_view(results: Path, log_level: str = "warning") -> Iterator[int]:
         thread.join(10)
 
 
+def unmarked(page: str) -> str:
+    """A page's HTML without the line ends it marks in names and keys (`<wbr>`, where a narrow window may end a line:
+    `harness.view.shown.line_breaks`)."""
+    return page.replace("<wbr>", "")
+
+
+def shown_text(fragment: str) -> str:
+    """The text a page's HTML `fragment` reads as: its entities unescaped, its marked line ends left out."""
+    return html.unescape(unmarked(fragment))
+
+
 def shown_prompts(results: Path, task: str) -> dict[str, str]:
     """Sample id -> the prompt text the viewer's sample page shows as sent, for the one model and `task` of `results`
     (each image it shows served)."""
@@ -72,7 +83,7 @@ def shown_prompts(results: Path, task: str) -> dict[str, str]:
         assert "the request as the backend sent it" in page.text
         turn = re.search(r'<div class="turn turn-sent">.*?<span class="text">(.*?)</span>', page.text, flags=re.S)
         assert turn is not None, page.text[:2000]
-        shown[sample_id] = html.unescape(turn.group(1))
+        shown[sample_id] = shown_text(turn.group(1))
         images = re.findall(r'src="/image/([0-9a-f]{64})\?size=thumb"', page.text)
         assert images == [image["sha256"] for image in record["sent_images"]] and images
         for sha in images:  # each image as sent, served

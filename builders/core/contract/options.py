@@ -237,15 +237,27 @@ class OneLineParser(argparse.ArgumentParser):
 
     def _nearest(self, given: Sequence[str]) -> str:
         """`; did you mean --data_dir?` for the first unknown flag a known one is close to (`--data-dir`: its hyphens
-        as underscores, as lm-eval's flags are spelt), or nothing."""
+        as underscores, as lm-eval's flags are spelt), or that `spelt_here` spells otherwise; or nothing."""
         import difflib
 
         known = [o for action in self._actions for o in action.option_strings if o.startswith("--")]
-        for flag in (g.split("=", 1)[0] for g in given if g.startswith("--")):
-            close = difflib.get_close_matches(flag.replace("-", "_").replace("__", "--", 1), known, n=1, cutoff=0.75)
+        for at, token in enumerate(given):
+            if not token.startswith("--"):
+                continue
+            flag, equals, value = token.partition("=")
+            if not equals and at + 1 < len(given) and not given[at + 1].startswith("-"):
+                value = given[at + 1]
+            here = self.spelt_here(flag, value)
+            close = [here] if here else []
+            close = close or difflib.get_close_matches(flag.replace("-", "_").replace("__", "--", 1), known, 1, 0.75)
             if close:
                 return f"; did you mean {close[0]}?"
         return ""
+
+    def spelt_here(self, flag: str, value: str) -> str | None:
+        """How this command spells `flag VALUE`, a flag it does not take but another tool's users type for it (the
+        harness: `--num_beams 4` is `--gen_kwargs num_beams=4`); None where it has no such spelling."""
+        return None
 
 
 def add_flags(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders.core import contract
-from harness.errors import UserError, first_line
+from harness.errors import UserError, did_you_mean_path, first_line
 from harness.models.facts.reasoning import ReasoningTags, declared_thinking
 from harness.models.facts.remote_code import CONFIG_MOST, checkpoint_file
 
@@ -42,12 +42,26 @@ def checkpoint_folder(pretrained: str, revision: str | None = None) -> Path | No
     local = contract.expanded(pretrained)
     if local.is_dir():
         return local
-    if not REPO_ID.match(pretrained):
+    if not hub_model_id(pretrained):
         return None
     from huggingface_hub import try_to_load_from_cache
 
     cached = try_to_load_from_cache(pretrained, "config.json", revision=revision)
     return Path(cached).parent if isinstance(cached, str) else None
+
+
+def hub_model_id(pretrained: str) -> bool:
+    """Whether `pretrained` can name a Hub model (`ORG/NAME` or `NAME`, as the Hub spells them): never a path such as
+    `./tiny-llava` or `../models/x`, which the Hub's client refuses with a message about repo ids."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if not REPO_ID.match(pretrained):
+        return False
+    try:
+        validate_repo_id(pretrained)
+    except HFValidationError:
+        return False
+    return True
 
 
 def screen_download(pretrained: str) -> str:
@@ -63,9 +77,13 @@ def require_checkpoint(pretrained: str, revision: str | None = None) -> None:
     try:
         if checkpoint_folder(pretrained, revision):
             return
+        # a typo of the checkpoint folder beside (`tiny-lava` for `tiny-llava`): that name, before the Hub is asked
+        near = did_you_mean_path(contract.expanded(pretrained), lambda folder: (folder / "config.json").is_file())
     except ValueError as err:  # a path the system cannot take (`contract.expanded`)
         raise CheckpointUnavailable(f"checkpoint {pretrained}: {err}") from None
-    if not REPO_ID.match(pretrained):
+    if near:
+        raise CheckpointUnavailable(f"checkpoint {pretrained}: no such folder{near}")
+    if not hub_model_id(pretrained):
         raise CheckpointUnavailable(f"checkpoint {pretrained}: no such folder, and not a Hub model id (ORG/NAME)")
     at = f"@{revision}" if revision else ""
     fetch = (

@@ -9,7 +9,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from harness.config.task_index import natural_key
-from harness.errors import UserError
+from harness.errors import UserError, did_you_mean_path
 from harness.models.registry import backend_spec
 from harness.outputs.results.provenance import DataOrigin, TaskData, provenance_line
 from harness.outputs.results.results_file import (
@@ -154,19 +154,19 @@ def not_a_results_folder(path: Path) -> str:
     """Why `path` is no results folder, with the way out: the folder a run wrote, a results file's own folder, the
     results folder beside it whose name is closest (one holding a run's results file: never `tests` for `results`),
     else one of its name a folder down (`make demo`'s `demo_out/results` for `results`)."""
-    import difflib
-
     wrote = "give the folder a run wrote (its --output_path)"
     if path.exists():
         own = f"; this file's folder is {path.parent}" if path.name.startswith("results_") else ""
         return f"{path}: a file, not a results folder; {wrote}{own}"
-    try:
-        beside = [p.name for p in path.parent.iterdir() if p.is_dir()] if path.parent.is_dir() else []
-    except OSError:
-        beside = []
-    close = [name for name in difflib.get_close_matches(path.name, beside, n=5) if _holds_results(path.parent / name)]
-    close += [f"{name}/{path.name}" for name in sorted(beside) if _holds_results(path.parent / name / path.name)]
-    return f"{path}: no such folder; {wrote}" + (f"; did you mean {path.parent / close[0]}?" if close else "")
+    hint = did_you_mean_path(path, _holds_results)
+    if not hint:  # one of its name a folder down
+        try:
+            beside = sorted(p.name for p in path.parent.iterdir() if p.is_dir()) if path.parent.is_dir() else []
+        except OSError:
+            beside = []
+        down = [path.parent / name / path.name for name in beside if _holds_results(path.parent / name / path.name)]
+        hint = f"; did you mean {down[0]}?" if down else ""
+    return f"{path}: no such folder; {wrote}{hint}"
 
 
 def _holds_results(folder: Path) -> bool:

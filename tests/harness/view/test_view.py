@@ -20,7 +20,7 @@ from harness.view.samples import sample_index
 from harness.view.samples.safe_files import inside
 from harness.view.samples.sample_index import build_index
 from tests.support.results_runs import harness_run
-from tests.support.view_app import view_client
+from tests.support.view_app import unmarked, view_client
 
 TASK = "mmneedle_m1_n2_k1_pos"
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
@@ -244,7 +244,7 @@ def test_a_local_checkpoint_is_named_by_its_results_folder(
     assert (results / folder).is_dir()
     path = html.escape(str(tiny_llava))
     client = view_client(results)
-    home = client.get("/").text
+    home = unmarked(client.get("/").text)
     assert f'<h2 id="model-1">{html.escape(folder)}</h2>' in home
     assert f'<p class="checkpoint">The checkpoint at <code>{path}</code></p>' in home
     assert f'<th class="model-column">{html.escape(folder)}</th>' in home
@@ -253,13 +253,13 @@ def test_a_local_checkpoint_is_named_by_its_results_folder(
     pairs = {"task": TASK, "a": folder, "b": "random"}
     for url, params in (("/samples", samples), ("/sample", {**samples, "id": "m1_n2_k1-00000"}), ("/pairs", pairs)):
         page = client.get(url, params=params)
-        assert page.status_code == 200 and path not in page.text and html.escape(folder) in page.text, url
+        assert page.status_code == 200 and path not in page.text and html.escape(folder) in unmarked(page.text), url
     title = re.search(r"<title>(.*?)</title>", client.get("/samples", params=samples).text).group(1)
     assert title.startswith(f"{TASK} · {html.escape(folder)} beside random"), title
     for by in (folder, str(tiny_llava)):
         for url, params in (("/samples", {"model": by, "task": TASK}), ("/run", {"model": by, "run": "0"})):
             page = client.get(url, params=params)
-            assert page.status_code == 200 and f"{html.escape(folder)} ›" in page.text, (url, by)
+            assert page.status_code == 200 and f"{html.escape(folder)} ›" in unmarked(page.text), (url, by)
     assert main(["report", str(results)]) == 0 and main(["compare", str(results), "--models", folder, "random"]) == 0
     capsys.readouterr()
     assert f"\n## {folder}\n" in (results / "report.md").read_text()

@@ -21,7 +21,7 @@ import pytest
 from harness.config.task_index import TaskIndex
 from harness.run.cli import main
 from tests.support.results_runs import harness_run
-from tests.support.view_app import view_client
+from tests.support.view_app import unmarked, view_client
 
 RANDOM = [
     "mmneedle_k1",
@@ -69,7 +69,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _text(fragment: str) -> str:
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", fragment))).strip()
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", unmarked(fragment)))).strip()
 
 
 # --------------------------------------------------------------------------------------------- report.md, read
