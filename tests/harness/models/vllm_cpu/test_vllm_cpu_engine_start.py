@@ -59,19 +59,27 @@ def marked() -> dict[str, str]:
     return {name: value}
 
 
-def left_behind() -> list[int]:
-    """Processes still alive that a run of this module started (its mark in their environment)."""
+def left_behind() -> list[str]:
+    """Processes a run of this module started (its mark in their environment) still alive 10 s after the run ended
+    (multiprocessing's resource tracker ends once it reads that its parent has)."""
     import psutil
 
     name, value = MARK.split("=")
-    alive = []
+    marked_alive = []
     for process in psutil.process_iter():
         try:
             if process.environ().get(name) == value and process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process.pid)
+                marked_alive.append(process)
         except psutil.Error:
             continue
-    return alive
+    _, alive = psutil.wait_procs(marked_alive, timeout=10)
+    described = []
+    for process in alive:
+        try:
+            described.append(f"{process.pid}: {' '.join(process.cmdline())}")
+        except psutil.Error:
+            continue
+    return described
 
 
 def harness_lines(output: str) -> list[str]:
