@@ -184,7 +184,8 @@ def first_bad_rows(table: pa.Table, expected: Mapping[str, Expected]) -> list[tu
                 lengths = pc.list_value_length(table.column(name))
                 row = _first(pc.not_equal(pc.cast(lengths, counts.type), counts))
                 if row is not None:
-                    bad.append((row, name, f"{lengths[row].as_py()} entries for num_images {counts[row].as_py()}"))
+                    entries = f"{lengths[row].as_py()} {'entry' if lengths[row].as_py() == 1 else 'entries'}"
+                    bad.append((row, name, f"{entries} for num_images {counts[row].as_py()}"))
     return bad
 
 

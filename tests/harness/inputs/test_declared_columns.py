@@ -102,7 +102,7 @@ EDITS = {
     ),
     "a negative num_images": (
         _retyped("num_images", pa.int32(), _at(4, -1)),
-        ("row 4: column 'image_sha256' holds 1 entries for num_images -1",),
+        ("row 4: column 'image_sha256' holds 1 entry for num_images -1",),
     ),
     "a null inside image_sizes": (
         _retyped("image_sizes", pa.list_(pa.list_(pa.int32())), _at(5, [[None, 3]])),
