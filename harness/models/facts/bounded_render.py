@@ -20,6 +20,7 @@ import os
 import resource
 from collections.abc import Callable, Hashable, Sequence
 from multiprocessing.connection import Connection
+from typing import Any
 
 from harness.api import ImagePart, Message, TextPart
 from harness.errors import UserError
@@ -43,19 +44,19 @@ def chat_kind(messages: Sequence[Message], continued: bool) -> Hashable:
     )
 
 
-def _render_child(render: Callable[[], object], most: int, out: Connection) -> None:
+def _render_child(render: Callable[[], Any], most: int, size: Callable[[Any], int], out: Connection) -> None:
     """In the forked child: `render()` within `MEMORY_PER_BYTE * most` bytes of memory past what the process holds,
-    sent back as ("text", it) within `most` characters, else ("bound", which); ("failed",) where it raised (the
-    parent renders it again in process, where its error is said as before)."""
+    sent back as ("text", it) within `most` characters (`size`), else ("bound", which); ("failed",) where it
+    raised."""
     with contextlib.suppress(OSError, ValueError):  # no /proc or no rlimit here: the time bound alone
         with open("/proc/self/statm") as statm:
             held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         resource.setrlimit(resource.RLIMIT_AS, (held + MEMORY_PER_BYTE * most, hard))
-    answer: tuple[str, ...]
+    answer: tuple[Any, ...]
     try:
-        text = str(render())
-        answer = ("text", text) if len(text) <= most else ("bound", "output")
+        text = render()
+        answer = ("text", text) if size(text) <= most else ("bound", "output")
     except MemoryError:
         answer = ("bound", "memory")
     except Exception:
@@ -63,11 +64,13 @@ def _render_child(render: Callable[[], object], most: int, out: Connection) -> N
     out.send(answer)
 
 
-def _forked(render: Callable[[], object], most: int) -> tuple[str, ...]:
-    """`render()` in a forked child (`_render_child`), within `reasoning.RENDER_SECONDS`."""
+def forked(render: Callable[[], Any], most: int, size: Callable[[Any], int] = len) -> tuple[Any, ...]:
+    """`render()` in a forked child (`_render_child`), within `reasoning.RENDER_SECONDS`: ("text", what it rendered),
+    ("bound", "time" | "memory" | "output"), or ("failed",) where it raised. What the child runs is imported here
+    first (an import in a forked child may wait on a lock another thread held)."""
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_render_child, args=(render, most, writer), daemon=True)
+    child = context.Process(target=_render_child, args=(render, most, size, writer), daemon=True)
     child.start()
     writer.close()
     try:
@@ -99,12 +102,12 @@ class BoundedRender:
         if kind not in self._checked:
             import transformers.utils.chat_template_utils  # noqa: F401 - imported here, not in the child (no import lock)
 
-            answer = _forked(render, most)
+            answer = forked(lambda: str(render()), most)
             if answer[0] == "bound":
                 raise RenderBound(self._past(answer[1], most, what))
             self._checked.add(kind)
             if answer[0] == "text":
-                return answer[1]
+                return str(answer[1])
         with reasoning.rendering_within(what):
             text = str(render())
         if len(text) > most:
