@@ -34,19 +34,13 @@ thinking templates end it in `<think>`), an output that never closes it is think
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import logging
 import re
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterator
-from types import FrameType
 from typing import Any
 
-from harness.errors import UserError
+from harness.models.facts import bounded_render
 
 # (start, end) pairs
 ReasoningTags = tuple[tuple[str, str], ...]
@@ -153,49 +147,7 @@ def template_thinking(template: str | None) -> ReasoningTags | None:
     return THINK if "enable_thinking" in template else None
 
 
-RENDER_SECONDS = 10  # a chat template renders a bare user turn in milliseconds
-RENDER_MOST = 1 << 20  # bytes a render of a bare user turn may write (some hundreds), and may allocate past its own
 log = logging.getLogger(__name__)
-
-
-@contextlib.contextmanager
-def signal_deadline(seconds: float, expired: Callable[[], BaseException]) -> Iterator[None]:
-    """The block stopped past `seconds` by a timer signal, raising `expired()`. Only the main thread takes the
-    signal: elsewhere, or under a sooner timer of the caller's, the block runs unbounded; a later one is kept."""
-    previous = signal.getitimer(signal.ITIMER_REAL)[0]
-    if threading.current_thread() is not threading.main_thread() or 0 < previous <= seconds:
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise expired()
-
-    handler = signal.signal(signal.SIGALRM, expire)
-    started = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if previous:  # the caller's timer, with what was left of it
-            signal.setitimer(signal.ITIMER_REAL, max(previous - (time.monotonic() - started), 1e-3))
-
-
-@contextlib.contextmanager
-def rendering_within(what: str) -> Iterator[None]:
-    """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
-    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`); a template
-    that does not parse, or fails on the chat (its own `raise_exception`), is one such line too."""
-    import jinja2  # transformers' template engine
-
-    seconds = RENDER_SECONDS
-    said = f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)"
-    with signal_deadline(seconds, lambda: UserError(said)):
-        try:
-            yield
-        except jinja2.TemplateError as err:  # its message may quote the template: its first line, cut
-            raise UserError(f"{what} could not be rendered: {(str(err).splitlines() or [''])[0][:200]}") from None
 
 
 def generation_prompt(template: str | None) -> str | None:
@@ -208,8 +160,6 @@ def generation_prompt(template: str | None) -> str | None:
         return None
     from transformers.utils.chat_template_utils import render_jinja_template  # in this process, not in the child
 
-    from harness.models.facts import bounded_render  # it reads this module's bounds: imported when first used
-
     def rendered(prompt: bool) -> str:
         # (the renders, their generation indices), whatever its annotation says
         text: Any = render_jinja_template(
@@ -217,15 +167,18 @@ def generation_prompt(template: str | None) -> str | None:
         )
         return str(text[0][0])
 
-    answer = bounded_render.forked(lambda: (rendered(True), rendered(False)), RENDER_MOST, lambda b: sum(map(len, b)))
+    answer = bounded_render.forked(
+        lambda: (rendered(True), rendered(False)), bounded_render.RENDER_MOST, lambda b: sum(map(len, b))
+    )
     if answer[0] == "bound":
-        bound = {"time": f"{RENDER_SECONDS} s", "output": f"{RENDER_MOST:,} bytes of output"}.get(answer[1])
+        seconds, most = bounded_render.RENDER_SECONDS, bounded_render.RENDER_MOST
+        bound = {"time": f"{seconds} s", "output": f"{most:,} bytes of output"}.get(str(answer[1]))
         log.warning(
             "the chat template's generation prompt was not rendered within %s; whether it leaves a thinking block "
             "open is not known, so an output that never closes one is scored whole",
-            bound or f"{bounded_render.MEMORY_PER_BYTE * RENDER_MOST:,} bytes of memory",
+            bound or f"{bounded_render.MEMORY_PER_BYTE * most:,} bytes of memory",
         )
-    if answer[0] != "text":
+    if answer[0] != "text" or not isinstance(answer[1], tuple):
         return None
     asked, said = answer[1]
     return asked[len(said) :] if asked.startswith(said) else None

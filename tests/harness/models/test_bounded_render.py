@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.models.facts import reasoning
+from harness.models.facts import bounded_render
 from harness.models.facts.bounded_render import BoundedRender, RenderBound, output_most
 
 TASK = "mmneedle_m10_n1_k2_pos"  # ten images a prompt
-MOST = 64 * 1024  # `reasoning.RENDER_MOST` in these tests: what a render may write besides its chat's text
+MOST = 64 * 1024  # `bounded_render.RENDER_MOST` in these tests: what a render may write besides its chat's text
 
 
 def _writing_for_images(tiny_llava: Path, folder: Path, after: int) -> Path:
@@ -35,7 +35,7 @@ def _writing_for_images(tiny_llava: Path, folder: Path, after: int) -> Path:
 def test_a_template_writing_past_its_bound_for_image_turns_stops_in_one_line(
     harness, data_dir: Path, tiny_llava: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int, screen: bool
 ) -> None:
-    monkeypatch.setattr(reasoning, "RENDER_MOST", MOST)
+    monkeypatch.setattr(bounded_render, "RENDER_MOST", MOST)
     folder = _writing_for_images(tiny_llava, tmp_path / "huge", after)
     args = ("--tasks", TASK, "--model", "hf", "--model_args", f"pretrained={folder}", "--data_dir", data_dir)
     run = harness(*args, "--limit", "2", *(["--screen_only"] if screen else ["--output_path", tmp_path / "out"]))
@@ -51,8 +51,8 @@ def test_a_template_writing_past_its_bound_for_image_turns_stops_in_one_line(
 def test_each_bound_is_one_line_naming_the_render(monkeypatch: pytest.MonkeyPatch) -> None:
     """Time, memory (a gigabyte asked for in the child, refused by its address-space bound, not allocated) and output
     in the forked render of a kind of chat; output again for a later render of a kind already checked, in process."""
-    monkeypatch.setattr(reasoning, "RENDER_MOST", MOST)
-    monkeypatch.setattr(reasoning, "RENDER_SECONDS", 1)
+    monkeypatch.setattr(bounded_render, "RENDER_MOST", MOST)
+    monkeypatch.setattr(bounded_render, "RENDER_SECONDS", 1)
     bounded = BoundedRender("the chat template of t")
     chat = [{"role": "user", "content": "hi"}]
     most = output_most(chat)
