@@ -106,7 +106,7 @@ class SplitFiles:
         self._listed: dict[str, bool] = {}
 
     def where(self, row: int) -> str:
-        """The file `row` of the split lies in, and its row there (and its `id` where it has one)."""
+        """The file `row` of the split lies in, and its row there (0 the first)."""
         for file, pf in zip(self.files, self.parquet, strict=True):
             if row < pf.metadata.num_rows:
                 return f"{file.path}: row {row}"
