@@ -29,7 +29,7 @@ from typing import TypeVar
 from harness.api import ImagePart, Message, TextPart
 from harness.errors import UserError
 
-RENDER_SECONDS = 10  # a chat template renders a bare user turn in milliseconds
+RENDER_SECONDS: float = 10  # a chat template renders a bare user turn in milliseconds
 RENDER_MOST = 1 << 20  # bytes a render of a bare user turn may write (some hundreds), and may allocate past its own
 
 
