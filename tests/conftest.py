@@ -105,22 +105,32 @@ def script_module() -> Callable[[str], ModuleType]:
     return import_script
 
 
-def rewrite_columns(dataset_dir: Path, config: str, **mutators: Callable[[list], list]) -> None:
-    """Rewrite a built config's (one) Parquet file with columns changed by `mutators[name](values) -> values`,
-    and its manifest entry updated to the new file: a build that holds such rows, as far as the harness's
-    integrity checks can tell."""
+def rewrite_table(dataset_dir: Path, config: str, edit: Callable[[pa.Table], pa.Table]) -> Path:
+    """Rewrite a built config's (one) Parquet file (the image table's for `image_table`) as `edit(table)`, and its
+    manifest entry updated to the new file: a build that holds such rows, as far as the harness's integrity checks
+    can tell (the config's `content_sha256` left as it was). Returns the file."""
     (shard,) = (dataset_dir / config).glob("*.parquet")
-    table = pq.read_table(shard)
-    for name, mutate in mutators.items():
-        field = table.schema.field(name)
-        values = mutate(table.column(name).to_pylist())
-        table = table.set_column(table.schema.get_field_index(name), field, pa.array(values, type=field.type))
-    pq.write_table(table, shard)
+    pq.write_table(edit(pq.read_table(shard)), shard)
     manifest_path = dataset_dir / "build_manifest.json"
     manifest = json.loads(manifest_path.read_text())
-    (entry,) = manifest["configs"][config]["files"]
+    entries = manifest["image_table" if config == "image_table" else "configs"]
+    (entry,) = (entries if config == "image_table" else entries[config])["files"]
     entry.update(num_bytes=shard.stat().st_size, sha256=hashlib.sha256(shard.read_bytes()).hexdigest())
     manifest_path.write_text(json.dumps(manifest))
+    return shard
+
+
+def rewrite_columns(dataset_dir: Path, config: str, **mutators: Callable[[list], list]) -> None:
+    """`rewrite_table` with columns changed by `mutators[name](values) -> values`, each of its type."""
+
+    def edit(table: pa.Table) -> pa.Table:
+        for name, mutate in mutators.items():
+            field = table.schema.field(name)
+            values = mutate(table.column(name).to_pylist())
+            table = table.set_column(table.schema.get_field_index(name), field, pa.array(values, type=field.type))
+        return table
+
+    rewrite_table(dataset_dir, config, edit)
 
 
 def ship_broken_image(dataset_dir: Path, config: str, row: int, data: bytes) -> None:
@@ -142,6 +152,12 @@ def ship_broken_image(dataset_dir: Path, config: str, row: int, data: bytes) -> 
 def edit_build() -> Callable[..., None]:
     """`edit_build(dataset_dir, config, column=mutate, ...)`: see `rewrite_columns`."""
     return rewrite_columns
+
+
+@pytest.fixture
+def edit_table() -> Callable[..., Path]:
+    """`edit_table(dataset_dir, config, edit)`: see `rewrite_table`."""
+    return rewrite_table
 
 
 @pytest.fixture

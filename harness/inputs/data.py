@@ -60,7 +60,7 @@ class LoadedDataset:
     location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
     manifest: contract.BuildManifest | None  # the build's `build_manifest.json`, when it has one of the right shape
-    fingerprint: str  # the config's (or build's) content hash, else a hash of the files read
+    fingerprint: str  # "files:" and the sha256 of the files read (`_loaded`)
     info: dict[str, Any] = field(default_factory=dict)
     folder: Path | None = None  # the folder the files were read from (a build, or a Hub snapshot)
     split: SplitFiles | None = None  # the opened files the rows came from, for their images
@@ -323,16 +323,18 @@ def _loaded(
         info.update(verification=VERIFIED, verified_files=read)
     else:
         info.update(verification=UNVERIFIED, unverified_reason=problem, unverified_files=read)
-    # This config's own content hash where the build records one (adding configs to a build must
-    # not invalidate finished samples), else the build's, else a hash of the files read.
-    config_info = info.get("config", {})
-    files_hash = "files:" + hashlib.sha256(" ".join(f.sha256 for f in files).encode()).hexdigest()
-    fingerprint = str(config_info.get("content_sha256") or info.get("content_hash") or files_hash)
-    if problem is not None:
-        fingerprint = files_hash  # what was read, since no manifest vouches for it
-    split = SplitFiles(files, location)
+    # What was read: the sha256 of the read files' own (hashed from the bytes the rows come from), never the
+    # manifest's `content_sha256`, which a manifest whose file hashes were rewritten still states. One config's
+    # files, so adding configs to a build invalidates no finished sample.
+    read_hash = hashlib.sha256(" ".join(f.sha256 for f in files).encode()).hexdigest()
+    info["config"] = {**info.get("config", {}), "content_sha256": read_hash}
+    fingerprint = "files:" + read_hash
+    split = SplitFiles(files, location, verified=problem is None)
+    # The columns the task names as its prompt and target (a hook or a template reads what it reads).
+    named = {key: getattr(config, key) for key in ("doc_to_text", "doc_to_target")}
+    read_as_text = {value: key for key, value in named.items() if isinstance(value, str) and value in split.columns}
     return LoadedDataset(
-        split.rows(),
+        split.rows(read_as_text),
         location,
         revision,
         manifest,

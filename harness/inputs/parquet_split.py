@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from builders.core import contract
 from harness.errors import UserError
+from harness.inputs import declared_columns
 from harness.inputs.integrity import DataFile, check_image_bytes, resolve_inside
 
 # Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
@@ -73,26 +74,49 @@ class SplitFiles:
     """The opened Parquet files of one split: their rows without image columns as a pyarrow Table, and readers of
     the image columns."""
 
-    def __init__(self, files: list[DataFile], location: str) -> None:
+    def __init__(self, files: list[DataFile], location: str, verified: bool = False) -> None:
+        """`verified`: files a build manifest vouches for, which declare their features and the contract's columns
+        as `builders build` writes them (`harness.inputs.declared_columns`)."""
         self.files = files
         self.location = location
+        self.verified = verified
         try:
             self.parquet = [f.parquet() for f in files]
             schema = self.parquet[0].schema_arrow
         except (pa.ArrowException, ValueError, OSError) as err:
             raise UserError(f"{location}: cannot read {files[0].path} as Parquet: {err}") from None
+        self.features = hf_features(schema, f"{location}: {files[0].path}")
         for file, pf in zip(files[1:], self.parquet[1:], strict=True):
             if not pf.schema_arrow.equals(schema):
                 raise UserError(f"{location}: {file.path} has other columns than {files[0].path}")
+            if hf_features(pf.schema_arrow, f"{location}: {file.path}") != self.features:
+                raise UserError(f"{location}: {file.path} declares other features than {files[0].path}")
+        if verified and not self.features:
+            raise UserError(
+                f"{files[0].path}: declares no features (the {HF_METADATA.decode()} schema metadata `builders build` "
+                "writes), so its columns cannot be checked"
+            )
+        if self.features:
+            contract_features = contract.row_feature_dicts() if verified else {}
+            declared_columns.check_schema(schema, self.features, str(files[0].path), contract_features)
         self.columns = schema.names
-        self.features = hf_features(schema, f"{location}: {files[0].path}")
         self.image_columns = [name for name, feature in self.features.items() if is_image_feature(feature)]
         self._counts: dict[str, list[int]] = {}
         self._readers: dict[str, contract.ParquetColumn] = {}
         self._listed: dict[str, bool] = {}
 
-    def rows(self) -> pa.Table:
-        """Every row, image columns left out, with its `SOURCE_ROW`, and their features (`with_features`)."""
+    def where(self, row: int) -> str:
+        """The file `row` of the split lies in, and its row there (0 the first)."""
+        for file, pf in zip(self.files, self.parquet, strict=True):
+            if row < pf.metadata.num_rows:
+                return f"{file.path}: row {row}"
+            row -= pf.metadata.num_rows
+        return f"{self.location}: row {row}"
+
+    def rows(self, read_as_text: Mapping[str, str] | None = None) -> pa.Table:
+        """Every row, image columns left out, with its `SOURCE_ROW`, and their features (`with_features`); the
+        contract's columns (of a verified build) and those a task reads as text (`read_as_text`: column -> the task's
+        key) checked value by value (`declared_columns.check_values`)."""
         names = [n for n in self.columns if n not in self.image_columns]
         try:
             tables = [pf.read(columns=names, use_threads=False) for pf in self.parquet]
@@ -104,6 +128,12 @@ class SplitFiles:
             except ValueError as err:
                 raise UserError(str(err)) from None
         table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        expected = declared_columns.contract_values(names) if self.verified else {}
+        for name, key in (read_as_text or {}).items():
+            if name in names:
+                first = str(self.files[0].path)
+                expected[name] = declared_columns.read_as_text(self.features, name, key, first)
+        declared_columns.check_values(table, expected, self.where)
         # From numpy's buffer: `pa.array`, like pyarrow's every conversion of Python or NumPy values, imports pandas
         # where it is installed (~0.3 s of a run that needs none).
         positions = pa.py_buffer(np.arange(table.num_rows, dtype=np.int64))
@@ -253,6 +283,15 @@ class RowImage:
 
 def image_table(files: list[DataFile], location: str) -> contract.ImageTable:
     """The image table of a shared-storage build, from its opened (and hashed) files."""
+    for file in files:
+        try:
+            schema = file.parquet().schema_arrow
+        except (pa.ArrowException, ValueError, OSError) as err:
+            raise UserError(f"{location}: cannot read {file.path} as Parquet: {err}") from None
+        declared = hf_features(schema, f"{location}: {file.path}")
+        if not declared:
+            raise UserError(f"{file.path}: declares no features (the {HF_METADATA.decode()} schema metadata)")
+        declared_columns.check_schema(schema, declared, str(file.path), contract.image_table_feature_dicts())
     try:
         return contract.ImageTable(
             [f.parquet() for f in files],

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from harness.models.facts import reasoning
+from harness.models.facts import bounded_render
 from harness.run.cli import main
 from tests.support.deadline import within
 from tests.support.tiny_llava import CHAT_TEMPLATE
@@ -124,9 +124,9 @@ def damage(folder: Path, edits: dict[str, tuple[str, Any]]) -> None:
 @pytest.fixture(scope="module")
 def fast_renders() -> Any:
     """A render's bound at 0.5 s, not 10 (a looping template is stopped sooner; the bound itself is what is tested)."""
-    kept, reasoning.RENDER_SECONDS = reasoning.RENDER_SECONDS, 0.5
+    kept, bounded_render.RENDER_SECONDS = bounded_render.RENDER_SECONDS, 0.5
     yield
-    reasoning.RENDER_SECONDS = kept
+    bounded_render.RENDER_SECONDS = kept
 
 
 @budget(fuzz=1500, ci=4)

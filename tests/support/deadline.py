@@ -19,6 +19,6 @@ class Overdue(Exception):
 def within(seconds: float, what: str, overdue: type[BaseException] = Overdue) -> AbstractContextManager[None]:
     """Raise `overdue` (an `Overdue`, or a `BaseException` where the code under test passes by every `Exception`) if
     the block runs longer than `seconds` (a timer signal interrupts it: `signal_deadline`, the harness's own)."""
-    from harness.models.facts.reasoning import signal_deadline
+    from harness.models.facts.bounded_render import signal_deadline
 
     return signal_deadline(seconds, lambda: overdue(f"{what}: still running after {seconds} s"))

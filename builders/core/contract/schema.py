@@ -45,6 +45,34 @@ def row_features(image_storage: str = EMBEDDED) -> dict[str, Any]:
     return features
 
 
+# `row_features` as `Features.to_dict()` writes it into a build's files, without importing `datasets`: what the harness
+# checks a build's declared contract columns against (a test holds the two equal).
+_STRING: dict[str, object] = {"dtype": "string", "_type": "Value"}
+_INT32: dict[str, object] = {"dtype": "int32", "_type": "Value"}
+
+
+def _listed(feature: Mapping[str, object]) -> dict[str, object]:
+    return {"feature": dict(feature), "_type": "List"}
+
+
+def row_feature_dicts(image_storage: str = EMBEDDED) -> dict[str, dict[str, object]]:
+    """The contract's columns as `Features.to_dict()` writes `row_features(image_storage)`."""
+    check_image_storage(image_storage)
+    features: dict[str, dict[str, object]] = {ID: _STRING}
+    if image_storage == EMBEDDED:
+        features[IMAGES] = _listed({"_type": "Image"})
+    features.update(
+        {
+            IMAGE_SHA256: _listed(_STRING),
+            IMAGE_SIZES: _listed(_listed(_INT32)),
+            NUM_IMAGES: _INT32,
+            TEXT_TOKENS: _INT32,
+            IMAGE_TOKENS: _listed(_INT32),
+        }
+    )
+    return features
+
+
 def check_features(features: Mapping[str, object], image_storage: str, where: str) -> None:
     """Raise `ValueError` naming `where` when `features` lack a contract column or type one differently."""
     expected = row_features(image_storage)
@@ -73,6 +101,11 @@ def image_table_features() -> dict[str, Any]:
     from datasets import Image, Value
 
     return {"sha256": Value("string"), "image": Image(), "width": Value("int32"), "height": Value("int32")}
+
+
+def image_table_feature_dicts() -> dict[str, dict[str, object]]:
+    """`image_table_features()` as `Features.to_dict()` writes it."""
+    return {"sha256": _STRING, "image": {"_type": "Image"}, "width": _INT32, "height": _INT32}
 
 
 # ------------------------------------------------------------------------------ the token rule

@@ -34,23 +34,13 @@ thinking templates end it in `<think>`), an output that never closes it is think
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import logging
-import multiprocessing
-import os
 import re
-import resource
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterator
-from multiprocessing.connection import Connection
-from types import FrameType
 from typing import Any
 
-from harness.errors import UserError
+from harness.models.facts import bounded_render
 
 # (start, end) pairs
 ReasoningTags = tuple[tuple[str, str], ...]
@@ -157,59 +147,18 @@ def template_thinking(template: str | None) -> ReasoningTags | None:
     return THINK if "enable_thinking" in template else None
 
 
-RENDER_SECONDS = 10  # a chat template renders a bare user turn in milliseconds
-RENDER_MOST = 1 << 20  # bytes a render of a bare user turn may write (some hundreds), and may allocate past its own
 log = logging.getLogger(__name__)
 
 
-@contextlib.contextmanager
-def signal_deadline(seconds: float, expired: Callable[[], BaseException]) -> Iterator[None]:
-    """The block stopped past `seconds` by a timer signal, raising `expired()`. Only the main thread takes the
-    signal: elsewhere, or under a sooner timer of the caller's, the block runs unbounded; a later one is kept."""
-    previous = signal.getitimer(signal.ITIMER_REAL)[0]
-    if threading.current_thread() is not threading.main_thread() or 0 < previous <= seconds:
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise expired()
-
-    handler = signal.signal(signal.SIGALRM, expire)
-    started = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if previous:  # the caller's timer, with what was left of it
-            signal.setitimer(signal.ITIMER_REAL, max(previous - (time.monotonic() - started), 1e-3))
-
-
-@contextlib.contextmanager
-def rendering_within(what: str) -> Iterator[None]:
-    """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
-    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`); a template
-    that does not parse, or fails on the chat (its own `raise_exception`), is one such line too."""
-    import jinja2  # transformers' template engine
-
-    seconds = RENDER_SECONDS
-    said = f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)"
-    with signal_deadline(seconds, lambda: UserError(said)):
-        try:
-            yield
-        except jinja2.TemplateError as err:  # its message may quote the template: its first line, cut
-            raise UserError(f"{what} could not be rendered: {(str(err).splitlines() or [''])[0][:200]}") from None
-
-
-def _render_both(template: str, out: Connection) -> None:
-    """In the forked child: the template rendered with and without its generation prompt, sent back when within
-    `RENDER_MOST`; None where it cannot be rendered (or past the bound: the parent then says which)."""
-    with contextlib.suppress(OSError, ValueError):  # no /proc or no rlimit here: the time bound alone
-        with open("/proc/self/statm") as statm:
-            held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (held + 64 * RENDER_MOST, resource.getrlimit(resource.RLIMIT_AS)[1]))
-    from transformers.utils.chat_template_utils import render_jinja_template
+def generation_prompt(template: str | None) -> str | None:
+    """What the template writes after a user turn for the model to answer (`add_generation_prompt`), as transformers
+    renders it with the template's own defaults; None where it cannot be rendered here. A checkpoint's template is
+    untrusted: it is rendered in a forked process within `RENDER_SECONDS`, `RENDER_MOST` bytes of output and 64 times
+    that of memory (`harness.models.facts.bounded_render.forked`; a loop of `range(100000)` in another hung the run);
+    past a bound, one warning line names it and the answer is None."""
+    if not template:
+        return None
+    from transformers.utils.chat_template_utils import render_jinja_template  # in this process, not in the child
 
     def rendered(prompt: bool) -> str:
         # (the renders, their generation indices), whatever its annotation says
@@ -218,50 +167,20 @@ def _render_both(template: str, out: Connection) -> None:
         )
         return str(text[0][0])
 
-    try:
-        both: tuple[str, str] | str | None = (rendered(True), rendered(False))
-    except MemoryError:
-        both = "memory"
-    except Exception:  # a template that needs what a bare user turn lacks (tools, images): no answer to read
-        both = None
-    if isinstance(both, tuple) and sum(map(len, both)) > RENDER_MOST:
-        both = "output"
-    out.send(both)
-
-
-def generation_prompt(template: str | None) -> str | None:
-    """What the template writes after a user turn for the model to answer (`add_generation_prompt`), as transformers
-    renders it with the template's own defaults; None where it cannot be rendered here. A checkpoint's template is
-    untrusted: it is rendered in a forked process within `RENDER_SECONDS` and `RENDER_MOST` bytes (a loop of
-    `range(100000)` in another hung the run); past a bound, one warning line names it and the answer is None."""
-    if not template:
-        return None
-    import transformers.utils.chat_template_utils  # noqa: F401 - imported here, not in the child (no import lock)
-
-    context = multiprocessing.get_context("fork")
-    reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_render_both, args=(template, writer), daemon=True)
-    child.start()
-    writer.close()
-    try:
-        both = reader.recv() if reader.poll(RENDER_SECONDS) else "time"
-    except EOFError:  # the child ended without an answer (killed past its memory)
-        both = "memory"
-    finally:
-        child.kill()
-        child.join()
-        reader.close()
-    if isinstance(both, str):
-        bound = {"time": f"{RENDER_SECONDS} s", "output": f"{RENDER_MOST:,} bytes of output"}.get(both)
+    answer = bounded_render.forked(
+        lambda: (rendered(True), rendered(False)), bounded_render.RENDER_MOST, lambda b: sum(map(len, b))
+    )
+    if answer[0] == "bound":
+        seconds, most = bounded_render.RENDER_SECONDS, bounded_render.RENDER_MOST
+        bound = {"time": f"{seconds} s", "output": f"{most:,} bytes of output"}.get(str(answer[1]))
         log.warning(
             "the chat template's generation prompt was not rendered within %s; whether it leaves a thinking block "
             "open is not known, so an output that never closes one is scored whole",
-            bound or f"{64 * RENDER_MOST:,} bytes of memory",
+            bound or f"{bounded_render.MEMORY_PER_BYTE * most:,} bytes of memory",
         )
+    if answer[0] != "text" or not isinstance(answer[1], tuple):
         return None
-    if both is None:
-        return None
-    asked, said = both
+    asked, said = answer[1]
     return asked[len(said) :] if asked.startswith(said) else None
 
 

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.api import Request
+from harness.models.facts.bounded_render import BoundedRender, chat_kind
 from harness.models.facts.checkpoint import check_checkpoint_files, config_json
 from harness.models.facts.prompt_style import PromptStyle
-from harness.models.facts.reasoning import rendering_within
 from harness.models.facts.remote_code import before_loading
 from harness.models.families import config_family, style_named
 from harness.models.shared.hf_expansion import (
@@ -141,6 +141,9 @@ class ProcessorCount:
             raise NoChatTemplate(f"{name} has no chat template; the hf backend needs one to place images")
         self.chat_template = str(template)
         self.name = name
+        given = "given by chat_template=" if chat_template else None
+        source = given or (f"of prompt style {self.style.name}" if self.style.template_text else "of the checkpoint")
+        self._bounded = BoundedRender(f"the chat template {source}")  # a checkpoint's template is untrusted
         self.max_pixels = max_pixels
         # Settings every image is processed with (vLLM's mm_processor_kwargs), under a request's own.
         self.processor_kwargs = dict(processor_kwargs or {})
@@ -152,7 +155,7 @@ class ProcessorCount:
         )
         # The placeholder the processor expands, where the chat template puts an image (`hf_expansion.placeholder`):
         # the text a string-content style puts there too
-        self._probe = probe_prompt(processor, self.chat_template, name)
+        self._probe = probe_prompt(processor, self.chat_template, name, self._bounded)
         marker = placeholder(processor, self._probe)
         self._image_token_id, self.counts_images = image_counting(processor, self.tokenizer, marker)
         self.image_token = marker or str(getattr(processor, "image_token", None) or "<image>")
@@ -282,8 +285,13 @@ class ProcessorCount:
         what = f"{self.name}: the chat template's prompt of {request.task} doc {request.doc_id}"
         flags = {"add_generation_prompt": not continued, "continue_final_message": continued, "tokenize": False}
         flags.update(self.style.template_kwargs)
-        with rendering_within(what):  # a checkpoint's template is untrusted: a loop of range(100000) twice hung
-            prompt = str(self.processor.apply_chat_template(chat, chat_template=self.chat_template, **flags))
+
+        def render() -> object:
+            return self.processor.apply_chat_template(chat, chat_template=self.chat_template, **flags)
+
+        # bounded in time, memory and output: a loop of range(100000) twice hung, a gigabyte written for image turns
+        # only made the tokenizer ask for eight
+        prompt = self._bounded(render, chat, chat_kind(request.as_sent, continued), what)
         bos = self._template_bos
         return prompt[len(bos) :] if bos and prompt.startswith(bos) else prompt
 

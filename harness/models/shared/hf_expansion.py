@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from harness.models.facts.bounded_render import BoundedRender
+
 # A processor's call and a tokenizer's, as counting reads them: the input ids they make.
 ProcessorCall = Callable[..., Mapping[str, Sequence[Sequence[int]]]]
 TokenizerCall = Callable[..., Mapping[str, Sequence[int]]]
@@ -134,17 +136,20 @@ def image_text(probe: str, tokenizer: object, token_id: int | None) -> str:
     return written if marker in written else marker
 
 
-def probe_prompt(processor: object, chat_template: str, name: str) -> str:
+def probe_prompt(processor: object, chat_template: str, name: str, bounded: BoundedRender) -> str:
     """A prompt of "Look:", an image, "What?" as the chat template renders it, which a count is probed with when a
-    processor is loaded (`sent_as_counted`, `placeholder`, `image_text`); "" where the template cannot render it."""
-    from harness.models.facts.reasoning import rendering_within
-
+    processor is loaded (`sent_as_counted`, `placeholder`, `image_text`); "" where the template cannot render it,
+    within `bounded`'s bounds (a checkpoint's template is untrusted): past them, the first request of its kind says
+    which, naming its task and document."""
     parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
-    render: Callable[..., object] = getattr(processor, "apply_chat_template")  # noqa: B009 - a processor's
+    chat = [{"role": "user", "content": parts}]
+    apply: Callable[..., object] = getattr(processor, "apply_chat_template")  # noqa: B009 - a processor's
+
+    def render() -> object:
+        return apply(chat, chat_template=chat_template, add_generation_prompt=True, tokenize=False)
+
     try:
-        with rendering_within(f"{name}: the chat template's probe prompt"):  # a checkpoint's template is untrusted
-            chat = [{"role": "user", "content": parts}]
-            return str(render(chat, chat_template=chat_template, add_generation_prompt=True, tokenize=False))
+        return bounded(render, chat, "probe", f"{name}: the chat template's probe prompt")
     except Exception:
         return ""
 

@@ -188,6 +188,8 @@ class DataSource(TypedDict, total=False):
 
 class DataConfig(TypedDict, total=False):
     rows: int | None
+    # What the run read: the sha256 of the read files' sha256s (space-separated, in order), not the build
+    # manifest's content hash of the config
     content_sha256: str | None
 
 

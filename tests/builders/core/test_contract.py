@@ -20,6 +20,14 @@ def test_every_builder_feature_set_carries_the_contract() -> None:
     )
 
 
+@pytest.mark.parametrize("storage", contract.IMAGE_STORAGES)
+def test_the_contract_columns_as_a_build_writes_them_are_the_features(storage: str) -> None:
+    """What the harness checks a build's declared columns against (without importing `datasets`) is what a build
+    declares: `Features.to_dict()` of the contract's features."""
+    assert Features(contract.row_features(storage)).to_dict() == contract.row_feature_dicts(storage)
+    assert Features(contract.image_table_features()).to_dict() == contract.image_table_feature_dicts()
+
+
 def test_features_that_break_the_contract_are_named() -> None:
     columns = dict(contract.row_features("embedded"))
     del columns["image_tokens"]

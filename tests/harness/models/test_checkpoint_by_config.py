@@ -243,7 +243,7 @@ def test_a_checkpoint_s_own_small_files_cost_no_minutes_nor_gigabytes(
     is one line naming the file and the bound; the thinking-tag search over `<` and `think` repeated (quadratic: 40
     KB took 71 s) is linear; a template looping `range(100000)` twice (a hang) is rendered within its time bound."""
     from harness.errors import UserError
-    from harness.models.facts import reasoning
+    from harness.models.facts import bounded_render
     from harness.models.facts.checkpoint import checkpoint_thinking
 
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama"}))
@@ -255,7 +255,7 @@ def test_a_checkpoint_s_own_small_files_cost_no_minutes_nor_gigabytes(
     with within(5, "the thinking-tag search over 400 KB"):
         assert template_thinking("<" + "think" * 80_000) is None
         assert template_thinking("<think" * 80_000 + "<think>") == (("<think>", "</think>"),)
-    monkeypatch.setattr(reasoning, "RENDER_SECONDS", 1)
+    monkeypatch.setattr(bounded_render, "RENDER_SECONDS", 1)
     looping = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}<think>"
     with within(20, "rendering a template that loops 10^10 times"):
         assert opens_thinking(looping, THINK) is None
@@ -288,12 +288,12 @@ def test_a_chat_template_that_loops_stops_each_samples_count_in_one_line(
     """Issue 87: the processor renders a checkpoint's template once per sample as it counts, with no bound: a template
     looping `range(100000)` twice held the screen forever. Each render is now stopped past its time bound, in one line
     naming the checkpoint, the task and the document."""
-    from harness.models.facts import reasoning
+    from harness.models.facts import bounded_render
 
     folder = Path(shutil.copytree(tiny_llava, tmp_path / "looping"))
     looping = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
     (folder / "chat_template.jinja").write_text(looping + (folder / "chat_template.jinja").read_text())
-    monkeypatch.setattr(reasoning, "RENDER_SECONDS", 1)
+    monkeypatch.setattr(bounded_render, "RENDER_SECONDS", 1)
     with within(30, "a screen whose chat template loops 10^10 times", Hung):
         run = screen(harness, data_dir, "hf", f"pretrained={folder}")
     assert run.code != 0 and "Traceback" not in run.err, run.err

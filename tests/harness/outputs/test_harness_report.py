@@ -3,6 +3,7 @@ synthetic or limited run is not the paper's), the cross-model table and the MMNe
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,10 @@ def test_report_says_what_data_each_task_ran_on_and_warns(tmp_path: Path, data_d
     _evaluate(harness, out, data_dir, "constant", "--model_args", "answer=-1", "--limit", "5")
     text = _report(harness, out)
     manifest = json.loads((data_dir / "mmneedle" / "build_manifest.json").read_text())
-    content_hash, config_hash = manifest["content_hash"], manifest["configs"]["m1_n2_k1"]["content_sha256"]
+    content_hash = manifest["content_hash"]
+    # the config's content as read: its files' sha256s (issue 99)
+    config_files = manifest["configs"]["m1_n2_k1"]["files"]
+    config_hash = hashlib.sha256(" ".join(f["sha256"] for f in config_files).encode()).hexdigest()
     assert "> **Warning:** some of these results ran on data that is synthetic, limited" in text
 
     constant = _part(text, "constant")

@@ -83,7 +83,9 @@ def test_results_file_has_the_lm_eval_shape(tmp_path: Path, data_dir: Path, need
     dataset = data["datasets"][task]
     manifest = json.loads((data_dir / "mmneedle" / "build_manifest.json").read_text())
     assert dataset["content_hash"] == manifest["content_hash"]
-    assert dataset["fingerprint"] == manifest["configs"]["m10_n1_k2"]["content_sha256"]
+    # What was read: the files' own sha256s, not the manifest's content hash (issue 99)
+    read = hashlib.sha256(" ".join(f["sha256"] for f in manifest["configs"]["m10_n1_k2"]["files"]).encode())
+    assert dataset["fingerprint"] == "files:" + read.hexdigest() == "files:" + dataset["config"]["content_sha256"]
     assert set(data["breakdowns"][task]) == {"exact_acc_by_cell", "exact_acc_by_depth"}
     assert data["package_versions"]["datasets"]
 
