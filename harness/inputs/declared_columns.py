@@ -139,9 +139,12 @@ def contract_values(columns: list[str]) -> dict[str, Expected]:
 
 
 def _first(mask: pa.ChunkedArray | pa.Array) -> int | None:
-    """The first row where `mask` is true (a null counts as true), None where none is."""
-    index = pc.index(pc.fill_null(mask, True), True).as_py()
-    return None if index < 0 else int(index)
+    """The first row where `mask` is true (a null counts as true), None where none is. No Python value is made an
+    Arrow scalar (`pc.fill_null(mask, True)`, `pc.index(..., True)`) nor a NumPy array: pyarrow's conversions import
+    pandas, which a run keeps out."""
+    filled = pc.or_kleene(mask, pc.is_null(mask))
+    hits = pc.indices_nonzero(filled)
+    return int(hits[0].as_py()) if len(hits) else None
 
 
 def _null_inside(column: pa.ChunkedArray) -> int | None:
@@ -163,7 +166,7 @@ def _null_inside(column: pa.ChunkedArray) -> int | None:
 def _bad_count(column: pa.ChunkedArray) -> int | None:
     if not pa.types.is_integer(column.type):
         return None
-    return _first(pc.less(column, 0))
+    return _first(pc.less(column, pc.subtract(column, column)))  # below 0, with no Python 0 made a scalar
 
 
 def first_bad_rows(table: pa.Table, expected: Mapping[str, Expected]) -> list[tuple[int, str, str]]:

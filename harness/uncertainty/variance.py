@@ -274,7 +274,8 @@ def _small_sample(found: ClusteredError, psi: np.ndarray, design: ClusterDesign,
     sizes = design.cluster_sizes()
     totals = np.bincount(design.labels, weights=psi, minlength=design.n_clusters)
     variance = bias_reduced_variance(totals, sizes)
-    if abs(variance) <= (1e-9 * float(np.abs(psi).sum())) ** 2:  # rounding of an exact 0, as CR1's
+    scale = 1e-9 * float(np.abs(psi).sum())
+    if abs(variance) <= scale * scale:  # rounding of an exact 0, as CR1's (`*`: a float's `**` raises past its range)
         variance = 0.0
     icc = icc_estimate(variance, stderr * stderr, sizes)
     return replace(
