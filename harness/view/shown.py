@@ -51,7 +51,7 @@ def markdown_html(text: str) -> str:
 
 def prose_line_breaks(md: MarkdownIt, tokens: Sequence[Token]) -> None:
     """The names and keys of markdown's prose (paragraphs, lists, headings) may end a line where `line_breaks` marks:
-    report.md's lists of tasks (`mmlongbench_ablation_occ_vrag_infoseek_16k`) at 375 px. Not its tables': a word of a
+    report.md's lists of long task names (`bench_ablation_occ_vrag_infoseek_16k`) at 375 px. Not its tables': a word of a
     table keeps whole, the table scrolling in its own box."""
     tables = 0
     for token in tokens:
@@ -80,8 +80,8 @@ def prose_line_breaks(md: MarkdownIt, tokens: Sequence[Token]) -> None:
 
 
 # Where a name or a key of machine text may end a line on a narrow page: after `_`, `,`, `:`, `;`, `=` or `/` and
-# after `>` (a placeholder's, `<image>`), never inside a run of letters and digits (`mmlongbench_docvqa_` over
-# `mmlongbench_doc_8k` at 375 px, not `mmlongbench_docv` over `qa_...`).
+# after `>` (a placeholder's, `<image>`), never inside a run of letters and digits (`bench_docvqa_` over
+# `bench_doc_8k` at 375 px, not `bench_docv` over `qa_...`).
 LINE_ENDS = re.compile(r"(?<=[_,:;=/>])(?=\S)")
 
 

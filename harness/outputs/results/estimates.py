@@ -66,7 +66,7 @@ class Estimate:
     kish_clusters: float | None = None
     largest_cluster: int | None = None
     # a task's own interval of its aggregation (the results' `uncertainty`; () where it gives none for these rows):
-    # MM-NIAH's grid score, which no value ± t · SE fits (issue 98, `tasks/mm_niah/score_interval.py`)
+    # an aggregation no value ± t · SE fits (`metric_errors.with_interval`; docs/ADDING_A_BENCHMARK.md)
     own_interval: tuple[float, ...] | None = None
 
     def rescaled(self, factor: float) -> Estimate:
