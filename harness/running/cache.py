@@ -98,6 +98,7 @@ def _encode(response: Response) -> str:
             "refused": response.refused,
             "finish_reason": response.finish_reason,
             "usage": response.usage,
+            "prompt_ids_sha256": response.prompt_ids_sha256,  # a replayed answer's record holds it as the first did
         },
         ensure_ascii=False,
     )
@@ -121,7 +122,16 @@ def _decode(payload: object) -> Response | None:
         )
     ):
         return None
-    return Response(text=text, error=error, refused=data["refused"], finish_reason=finish, usage=dict(usage or {}))
+    ids = data.get("prompt_ids_sha256")
+    ids = ids if isinstance(ids, str) and len(ids) == 64 and all(c in "0123456789abcdef" for c in ids) else None
+    return Response(
+        text=text,
+        error=error,
+        refused=data["refused"],
+        finish_reason=finish,
+        usage=dict(usage or {}),
+        prompt_ids_sha256=ids,
+    )
 
 
 class ResponseCache:

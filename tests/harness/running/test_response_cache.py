@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import textwrap
@@ -48,6 +49,7 @@ class CountingModel(Model):
                         text=f"{r.sample_id}:{len(r.images)}",
                         finish_reason="stop",
                         usage={"prompt_tokens": 5, "completion_tokens": 2},
+                        prompt_ids_sha256=hashlib.sha256(r.sample_id.encode()).hexdigest(),
                     )
                 )
         return out
@@ -114,6 +116,10 @@ def test_rerun_makes_zero_model_calls(tmp_path, jpeg_red):
     assert inner.calls == 0 and second.model_calls == 0 and second.cache_hits == 6
     assert again == [a for r, a in zip(requests, answers, strict=True) if r.sample_id != "bad"]
     assert again[-1].refused and again[-1].error == "refused: no"  # refusals are cached, flag kept
+    # the prompt's ids a replayed answer was given, as the engine reported them (its record says so again)
+    kept = [a.prompt_ids_sha256 for r, a in zip(requests, answers, strict=True) if r.sample_id != "bad"]
+    assert [a.prompt_ids_sha256 for a in again] == kept
+    assert again[0].prompt_ids_sha256 == hashlib.sha256(b"s0").hexdigest()
     # The failed sample was not cached: it goes to the model again, alone.
     assert second.generate([requests[5]])[0].error == "error: transient"
     assert inner.seen == ["bad"] and second.model_calls == 1
