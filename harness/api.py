@@ -256,11 +256,11 @@ class BackendFatalError(RuntimeError):
 @dataclass(frozen=True)
 class ModelFacts:
     """What the runner reads of a backend beside its methods, with defaults meaning "no limit" or "nothing to do".
-    One frozen object, so a wrapper of a backend (the response cache, a Ray pool) forwards it whole (`FrontView`);
-    a backend whose facts change (vLLM's context once its engine reports it, the batch size `--batch_size auto`
-    found) replaces it."""
+    One frozen object, so a wrapper of a backend (the response cache, a Ray pool) forwards it whole (`FrontView`); a
+    backend whose facts change (vLLM's context once its engine reports it, `--batch_size auto`'s) replaces it."""
 
     context_length: int | None = None  # max prompt + generation tokens, when known
+    window: int | None = None  # the checkpoint's, where a run may pass it (`past_window`): such rows say so
     max_images: int | None = None  # per prompt, when the model has a cap
     max_pixels: int | None = None  # per image: larger images are scaled down to this area before counting
     batch_size: int = 1  # requests per `generate` call with the default `batches`

@@ -349,6 +349,8 @@ def _report_run(task_results: list[TaskResult], stats: Mapping[str, object], sha
                 "the denominators; failed samples are tried again by a rerun)",
                 file=sys.stderr,
             )
+        if r.past_window:  # as the run was told to (`past_window`), each journalled so
+            print(f"harness: {r.task.name}: {r.past_window} answers ran past the checkpoint's window", file=sys.stderr)
         if r.usage:
             tokens = ", ".join(f"{k} {v}" for k, v in r.usage.items() if "." not in k)
             print(f"harness: {r.task.name}: token usage: {tokens}", file=sys.stderr)

@@ -323,6 +323,7 @@ class Runner:
             judge_usages=judge_usages,
             rescored=rescored,
             truncated=sum(1 for s in current if s in store.records and store.records[s].get("truncation")),
+            past_window=sum(1 for s in current if s in store.records and store.records[s].get("past_window")),
         )
 
     def run_task(self, task: Task) -> TaskResult:

@@ -133,6 +133,9 @@ class RecordBuilder:
             record["error"] = f"enormous output: {len(text)} characters (limit {limit})"
         else:
             record["status"] = EMPTY if not text.strip() else OK
+            window = self.model.facts.window  # set where the run may pass the checkpoint's window on purpose
+            if window is not None and record["token_count"] + request.settings.max_gen_toks > window:
+                record["past_window"] = window  # answered from positions the checkpoint was not trained on
             if self.scoring:
                 self.score(task, doc, record)
         record.update(self.log_fields(task, request, doc, response.sent))

@@ -20,9 +20,12 @@ from tests.support.forward_pass import tiny_checkpoint
 CPU_HEAD_DIM = 64
 # The families the CPU engine runs end to end in `make test` (tests/harness/models/vllm_cpu), each a vLLM architecture
 # of its own. Not here: Gemma 3 (its tiny tokenizer has no "\n" token, which vLLM's Gemma 3 processing looks up:
-# KeyError) and LLaVA-OneVision (its tiny SigLIP tower is saved as `vision_tower.vision_model.*`, which vLLM's loader
-# does not map: "no module or parameter named 'vision_tower.embeddings'").
-ENGINE_FAMILIES = ("qwen2.5-vl", "qwen3-vl", "idefics3", "internvl3", "pixtral")
+# KeyError).
+ENGINE_FAMILIES = ("qwen2.5-vl", "qwen3-vl", "idefics3", "internvl3", "pixtral", "llava-onevision")
+# Weights renamed as the published checkpoints name them, where vLLM's loader maps those names only: transformers saves
+# a tiny LLaVA-OneVision's SigLIP tower as `vision_tower.*`, llava-hf's checkpoints hold `vision_tower.vision_model.*`
+# (both load alike in transformers).
+PUBLISHED_NAMES = {"llava-onevision": ("vision_tower.", "vision_tower.vision_model.")}
 
 
 def engine_checkpoint(name: str) -> Path:
@@ -38,7 +41,20 @@ def engine_checkpoint(name: str) -> Path:
         model_type = json.loads((folder / "config.json").read_text())["model_type"]
         video = VIDEO_PROCESSOR_MAPPING_NAMES[model_type]["torchvision"]
         getattr(transformers, video)().save_pretrained(folder)
+    if name in PUBLISHED_NAMES:
+        _published_names(folder, *PUBLISHED_NAMES[name])
     return folder
+
+
+def _published_names(folder: Path, saved: str, published: str) -> None:
+    """Each weight named `saved...` renamed `published...`, in place (once: a renamed name starts with `published`)."""
+    from safetensors.torch import load_file, save_file
+
+    for path in folder.glob("*.safetensors"):
+        weights = load_file(path)
+        if any(name.startswith(saved) and not name.startswith(published) for name in weights):
+            renamed = {published + n[len(saved) :] if n.startswith(saved) else n: w for n, w in weights.items()}
+            save_file(renamed, path, metadata={"format": "pt"})
 
 
 def prompt_style(name: str) -> dict[str, str]:

@@ -175,6 +175,7 @@ def vllm(
             "pretrained": pretrained,
             "trust_remote_code": "true",
             "max_model_len": LONG_CONTEXT,
+            "past_window": "true",  # the official line's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: rows past the window run
             # the checkpoint's generation_config, as the official HF generate applies it (eos tokens, penalties)
             "generation_config": "auto",
             **args,

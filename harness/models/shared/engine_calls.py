@@ -72,10 +72,12 @@ def call_bisecting(
     results: list[Result | None],
     *,
     engine: str,
+    over_length: Callable[[BaseException], str | None] = lambda err: None,
 ) -> None:
     """Fill `results[i]` for each of `indices` from one engine call (`send`); a call the engine rejects for a request's
-    fault (`is_request_error`) is split in two and each half sent again, so only the culprit is `engine_rejected`;
-    any other failure is the engine's, re-raised."""
+    fault (`is_request_error`) is split in two and each half sent again, so only the culprit is `engine_rejected`, or
+    `over_length` where the engine refused it for its length (`over_length`: the reason, said so); any other failure
+    is the engine's, re-raised."""
     if not indices:
         return
     try:
@@ -84,12 +86,12 @@ def call_bisecting(
         if not is_request_error(err):
             raise
         if len(indices) == 1:
-            results[indices[0]] = {"error": f"engine_rejected: {type(err).__name__}: {err}"}
+            results[indices[0]] = {"error": over_length(err) or f"engine_rejected: {type(err).__name__}: {err}"}
             return
         log.warning("%s: the engine rejected a call of %d requests (%s); bisecting", engine, len(indices), err)
         middle = len(indices) // 2
         for half in (indices[:middle], indices[middle:]):
-            call_bisecting(half, send, result, results, engine=engine)
+            call_bisecting(half, send, result, results, engine=engine, over_length=over_length)
         return
     if len(outputs) != len(indices):
         raise RuntimeError(f"{engine} returned {len(outputs)} outputs for {len(indices)} requests")

@@ -51,7 +51,7 @@ class EngineCount:
     or its family's estimate and why (`unavailable`; see module doc). It renders with the template the engine renders
     with: the one given, the prompt style's, the checkpoint's own, else the engine's `fallback` for a checkpoint
     without one (vLLM's: `vllm_engine.backend.fallback_template`). `engine`: the engine's name, as the token rule says
-    it ("as vLLM counts it")."""
+    it ("as vLLM counts it"); `images_alone`: the engine expands each image as the processor expands one alone."""
 
     def __init__(
         self,
@@ -61,6 +61,7 @@ class EngineCount:
         online: bool = True,
         engine: str = "vLLM",
         fallback: Callable[[str, str | None], str | None] | None = None,
+        images_alone: bool = False,
     ) -> None:
         self.settings = settings
         self.engine = engine
@@ -86,6 +87,7 @@ class EngineCount:
                 self.unavailable = load_failure(settings.pretrained, err, offline=offline)
                 continue
             self.unavailable = ""
+            self.processor.images_alone = images_alone
             break
         # its family by its config on this machine, or the alias that names it; none guessed from its name
         self.family: ImageTokens | None
@@ -166,6 +168,8 @@ class EngineCounted(Generic[S]):
     read_settings: Callable[[dict[str, str]], S]  # its `--model_args` read
     # The template its count renders a checkpoint without one with, as the engine does (`EngineCount`'s `fallback`)
     count_fallback: Callable[[str, str | None], str | None] | None = None
+    # Whether the engine expands each image alone, whatever else the prompt holds (`EngineCount`'s `images_alone`)
+    images_alone = False
     settings: S
     _count: EngineCount | None = None
     count_seconds: float | None = None
@@ -230,6 +234,7 @@ class EngineCounted(Generic[S]):
                 online=self._count_online,
                 engine=self.engine_name,
                 fallback=self.count_fallback,
+                images_alone=self.images_alone,
             )
             self.count_seconds = time.perf_counter() - started
             seconds = f"{self.count_seconds:.1f} s"

@@ -112,6 +112,10 @@ class NoChatTemplate(ValueError):
 class ProcessorCount:
     """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
 
+    # Each image counted as the processor expands one image alone, where an engine does so (vLLM), not as it expands
+    # several given together (LLaVA-OneVision's multi-image mode: `hf_expansion.several_images`)
+    images_alone = False
+
     def __init__(
         self,
         processor: Any,
@@ -356,7 +360,7 @@ class ProcessorCount:
         settled = self.settle(settings)
         held = image_processor_settings(settled.processor)
         if self.counts_images:
-            several = several_images(settled.processor, len(sizes))
+            several = None if self.images_alone else several_images(settled.processor, len(sizes))
             if several is not None:
                 return several
             counter = settled.processor._get_num_multimodal_tokens

@@ -300,6 +300,7 @@ def _merged_task(
         answer_usages=[u for u in usages if u],
         task_docs=int(journal.parts.get(TASK_DOCS_KEY) or len(records)),
         truncated=sum(1 for r in records if r.get("truncation")),
+        past_window=sum(1 for r in records if r.get("past_window")),
     )
 
 

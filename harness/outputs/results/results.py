@@ -146,6 +146,8 @@ def sample_counts(result: TaskResult) -> dict[str, int]:
     counts.update(result.judge_counts)
     if result.truncated:  # only tasks with a truncation rule cut samples (`harness.inputs.truncation`)
         counts["n_truncated"] = result.truncated
+    if result.past_window:  # only runs told to pass the checkpoint's window answer past it
+        counts["n_past_window"] = result.past_window
     return counts
 
 

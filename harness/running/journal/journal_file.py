@@ -130,6 +130,9 @@ class SampleRecord(LoggedFields, total=False):
     prompt_cache: CacheAsked  # what the provider's prompt cache was asked for it (`api_client.prompt_cache`)
     truncation: dict[str, Any]  # what the task's truncation rule dropped
     text_round_trip: RoundTripRecord  # what the tokenizer's round trip changed
+    # the checkpoint's window (max_position_embeddings) this answer's prompt and max_gen_toks ran past, on purpose
+    # (`past_window=true`, `no_context_limit=true`); absent where it fits, or where the run kept rows within it
+    past_window: int
     refusal: str  # a refusal scored as the empty answer (`refusals: empty`)
     status: Required[Status]
     error: str | None

@@ -207,6 +207,7 @@ class TaskResult(Aggregated):
     task_docs: int = 0  # documents of the task before sharding
     rescored: str | None = None  # why and how many stored replies were scored again (`SampleStore.rescoring`)
     truncated: int = 0  # samples the task's truncation rule cut to fit the model
+    past_window: int = 0  # answers that ran past the checkpoint's window, on purpose (`ModelFacts.window`)
     judge_counts: dict[str, int] = field(default_factory=dict)  # n_judged, n_judge_unparsed, n_judge_error
     judge_usage: dict[str, int] = field(default_factory=dict)  # the judge's token usage, summed over its calls
     judge_usages: list[dict[str, int]] = field(default_factory=list)  # each judge call's, priced one by one

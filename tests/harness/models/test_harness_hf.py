@@ -121,6 +121,36 @@ def test_over_length_is_counted_as_the_model_sees_the_prompt(
     assert sample["effective_image_sizes"] == [[224, 224]] and sample["image_sizes"] == [[512, 512]]
 
 
+def test_a_context_past_the_checkpoint_s_window_runs_only_when_told(
+    tmp_path: Path, data_dir: Path, tiny_llava: Path, harness
+) -> None:
+    """A context_length past the checkpoint's window (its max_position_embeddings) is kept to the window: a row
+    longer is over_length; past_window=true (or no_context_limit=true) runs it, and its record says it ran past."""
+    import json
+
+    args = ("--limit", "1", "--gen_kwargs", "max_gen_toks=8")
+    probe = harness(*hf_run(f"{K1}_pos", data_dir, checkpoint=tiny_llava), *args, "--output_path", tmp_path / "p",
+                    "--log_samples")  # fmt: skip
+    (seen,) = [s["token_count"] for s in probe.samples(str(tiny_llava).replace("/", "__"), f"{K1}_pos")]
+    checkpoint = tmp_path / "short-window"
+    shutil.copytree(tiny_llava, checkpoint)
+    config = json.loads((checkpoint / "config.json").read_text())
+    config["text_config"]["max_position_embeddings"] = window = seen + 7  # the row and max_gen_toks: one over
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    name = str(checkpoint).replace("/", "__")
+    outcomes = {}
+    for given in ("", ",past_window=true", ",no_context_limit=true"):
+        run_args = hf_run(f"{K1}_pos", data_dir, f"context_length={seen + 100}{given}", checkpoint=checkpoint)
+        run = harness(*run_args, *args, "--output_path", tmp_path / given.strip(",="), "--log_samples")
+        (sample,) = run.samples(name, f"{K1}_pos")
+        outcomes[given] = (sample["status"], sample.get("past_window"), "answers ran past the" in run.err)
+    assert outcomes == {
+        "": ("over_length", None, False),
+        ",past_window=true": ("ok", window, True),
+        ",no_context_limit=true": ("ok", window, True),
+    }
+
+
 def test_a_576_token_image_model_is_screened_by_its_own_count(
     tmp_path: Path, data_dir: Path, tiny_llava_336: Path, harness, rows
 ) -> None:

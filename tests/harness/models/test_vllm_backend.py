@@ -305,13 +305,15 @@ def test_every_alias_resolves_to_vllm_engine_arguments():
         assert settings.max_model_len == (int(limit) if limit else None), name
 
 
-def test_a_given_max_model_len_may_exceed_the_configs_window(monkeypatch):
+def test_a_given_max_model_len_passes_the_configs_window_only_when_told(monkeypatch):
     from harness.models.backends.vllm_engine.engines import LocalEngine
 
     monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
-    LocalEngine({"model": "m"}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
-    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in os.environ
     LocalEngine({"model": "m", "max_model_len": 139264}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in os.environ
+    LocalEngine(
+        {"model": "m", "max_model_len": 139264}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING, past_window=True
+    )
     assert os.environ["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] == "1"  # as the official `vllm serve` line for 128K
 
 

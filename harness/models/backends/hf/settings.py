@@ -35,6 +35,9 @@ class HFSettings:
     # checkpoint runs past its training window as it is, MMLongBench App. D). The aliases set it; context_length is
     # then ignored.
     no_context_limit: bool = False
+    # A context_length past the checkpoint's window (its max_position_embeddings) is run as given, each row longer
+    # than the window recorded `past_window`; without it the window caps the context (and no_context_limit passes it).
+    past_window: bool = False
     max_images: int | None = at_least(1)
     attn_implementation: str | None = None
     request_order: str = (
@@ -75,11 +78,19 @@ class HFSettings:
 
 
 def context_limit(settings: HFSettings, checkpoint_context: int | None) -> int | None:
-    """The prompt length a run screens against: none with `no_context_limit`, else `context_length`, else the
-    checkpoint's own."""
+    """The prompt length a run screens against: none with `no_context_limit`, else `context_length` (within the
+    checkpoint's window unless `past_window`), else the checkpoint's own."""
     if settings.no_context_limit:
         return None
+    if settings.context_length and checkpoint_context and not settings.past_window:
+        return min(settings.context_length, checkpoint_context)
     return settings.context_length or checkpoint_context
+
+
+def window_passed(settings: HFSettings, checkpoint_context: int | None) -> int | None:
+    """The checkpoint's window where the run may pass it (`no_context_limit`, `past_window`), so its rows past it are
+    recorded so; else None."""
+    return checkpoint_context if settings.no_context_limit or settings.past_window else None
 
 
 def processor_count(settings: HFSettings, *, offline: bool = False) -> ProcessorCount:

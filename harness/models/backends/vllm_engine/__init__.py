@@ -62,6 +62,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     # The backend's own count, the run's code path; its engine is built on the first generate, never here.
     backend = VLLMModel(settings, count_online=False)
     count = backend.count
+    backend.windowed()  # the context within the checkpoint's window, as the run builds its engine
     limit = settings.engine.get(LIMIT)
     cache = least_encoder_cache(
         limit if isinstance(limit, dict) else None, settings.engine, settings.gpus, count.size_tokens
@@ -91,7 +92,10 @@ def _from_hf_alias(args: dict[str, str]) -> dict[str, str]:
     hf had none), and applies the checkpoint's generation_config, as the hf run's `generate` does."""
     from harness.models.facts.alias import switched_from_hf
 
+    unlimited = args.get("no_context_limit") == "true"
     args = switched_from_hf(args, "max_model_len")
+    if unlimited:  # past the window, as the hf run passed it (the official line's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
+        args.setdefault("past_window", "true")
     args.setdefault("generation_config", "auto")
     return args
 

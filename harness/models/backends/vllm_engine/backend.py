@@ -15,7 +15,13 @@ from harness.api import BackendFatalError, Model, Request, Response
 from harness.models.backends.vllm_engine.engines import LocalEngine
 from harness.models.backends.vllm_engine.image_limit import ImageProfile, encoder_refusal, engine_limit, image_count
 from harness.models.backends.vllm_engine.requests import payload_sent, request_payload, screen_request
-from harness.models.backends.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
+from harness.models.backends.vllm_engine.settings import (
+    LIMIT,
+    VLLMSettings,
+    engine_kwargs,
+    vllm_settings,
+    within_window,
+)
 from harness.models.backends.vllm_engine.start_checks import before_start
 from harness.models.facts.remote_code import before_loading
 from harness.models.families import style_named
@@ -51,6 +57,9 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
     engine_version = "0.33"
     read_settings = staticmethod(vllm_settings)
     count_fallback = staticmethod(fallback_template)
+    # vLLM tokenizes the rendered prompt, then expands each image by its model's own per-image rule
+    # (`BaseMultiModalProcessor._get_mm_prompt_updates`), whatever the other images: as the hf processor expands one
+    images_alone = True
 
     def __init__(
         self,
@@ -93,6 +102,19 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
             # only where given: a run without it keeps the identity (and the cache keys) it had
             **({"eos_tokens": s.eos_tokens} if s.eos_tokens else {}),
         }
+
+    def windowed(self) -> int | None:
+        """The checkpoint's window (its config's max_position_embeddings, as `hf` reads it; None where its processor
+        did not load): the facts' context kept within it (`within_window`), and recorded as `ModelFacts.window` where
+        the run passes it on purpose (`past_window`)."""
+        window = self.count.processor.context_length if self.count.processor is not None else None
+        context = within_window(self.settings, window)
+        self._facts = replace(
+            self._facts,
+            context_length=context or self._facts.context_length,
+            window=window if self.settings.past_window else None,
+        )
+        return window
 
     def observe(self, requests: Sequence[Request]) -> None:
         """Note the requests' image counts and sizes, so the engine's `limit_mm_per_prompt` covers them all."""
@@ -207,14 +229,14 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
                 given if isinstance(given, dict) else None,
             )
             self.image_limit = image_count(self.limit, s.max_images)
-            kwargs = engine_kwargs(s, self.limit)
+            kwargs = engine_kwargs(s, self.limit, self.windowed())
             if self._factories["llm_factory"] == "vllm:LLM":  # vLLM's own engine (not a test's stand-in)
                 kwargs = before_start(kwargs)
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
             eos = tuple((self.settings.eos_tokens or "").split())
-            timeout = s.start_timeout
+            timeout, past = s.start_timeout, s.past_window
             self._engine = self.start_engine(
-                lambda: LocalEngine(kwargs, eos_tokens=eos, start_timeout=timeout, **self._factories),
+                lambda: LocalEngine(kwargs, eos_tokens=eos, start_timeout=timeout, past_window=past, **self._factories),
                 lambda engine: engine.max_model_len,
                 lambda engine: (
                     f"limit_mm_per_prompt={self.limit}, max_model_len={self.facts.context_length}, "

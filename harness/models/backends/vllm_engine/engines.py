@@ -10,6 +10,7 @@ from typing import Any, cast
 from harness.models.backends.vllm_engine.engine_log import EngineOutput
 from harness.models.backends.vllm_engine.requests import (
     build_conversation,
+    engine_over_length,
     engine_prompt,
     output_result,
 )
@@ -58,9 +59,10 @@ class LocalEngine:
         decode_workers: int = 4,
         eos_tokens: tuple[str, ...] = (),
         start_timeout: float | None = None,
+        past_window: bool = False,
     ) -> None:
-        if (kwargs.get("max_model_len") or 0) > 0:  # (-1, `auto`: what fits, which vLLM never sets past the window)
-            # A limit given on purpose may exceed the window vLLM derives from the config: the papers run
+        if past_window and (kwargs.get("max_model_len") or 0) > 0:  # (-1, `auto`: never past the window)
+            # A limit given past the window vLLM derives from the config, on purpose (`past_window`): the papers ran
             # inputs past the training window (MMLongBench's official `vllm serve` line sets the same).
             os.environ.setdefault("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
         check_loading(kwargs, kwargs.get("model"), kwargs.get("tokenizer"))
@@ -118,7 +120,7 @@ class LocalEngine:
         ready = [i for i in range(len(payloads)) if results[i] is None]
         try:
             with self.watch.call(self.output):
-                call_bisecting(ready, send, output_result, results, engine="vLLM")
+                call_bisecting(ready, send, output_result, results, engine="vLLM", over_length=engine_over_length)
         except Exception as err:
             died = engine_died(err, self.output)
             if died is None:

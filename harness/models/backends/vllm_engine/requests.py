@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -153,6 +154,22 @@ def engine_prompt(
     if mm_processor_kwargs:
         item["mm_processor_kwargs"] = mm_processor_kwargs
     return item
+
+
+# vLLM's refusal of a prompt longer than its `max_model_len` (`InputProcessor._validate_prompt_len`)
+ENGINE_TOO_LONG = re.compile(
+    r"The decoder prompt \(length (\d+)\)(?: plus .*?)? is longer than the maximum model length of (\d+)"
+)
+
+
+def engine_over_length(err: BaseException) -> str | None:
+    """A request vLLM refused for its length, as the screen would have recorded it (its own count, said so); None for
+    any other refusal. The screen counts as vLLM counts; where it counted fewer, the row is still over_length."""
+    found = ENGINE_TOO_LONG.search(str(err))
+    if found is None:
+        return None
+    tokens, limit = found.groups()
+    return f"over_length: {tokens} prompt tokens (vLLM's count) > max_model_len {limit}: vLLM refused it"
 
 
 def output_result(output: object) -> dict[str, Any]:

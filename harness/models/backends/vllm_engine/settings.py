@@ -167,6 +167,10 @@ class VLLMSettings(EngineSettings):
     # Seconds the engine has to start (load the weights, profile, warm up) before the run stops in one line saying
     # where it waited: a 70 B model read from a slow disk, then compiled, is inside it.
     start_timeout: float = at_least(1, 1800.0)
+    # A max_model_len past the checkpoint's window (its max_position_embeddings) is run as given (vLLM's
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), each row longer than the window recorded `past_window`; without it the
+    # engine holds the window at most, and a longer row is over_length, as on `hf`.
+    past_window: bool = False
     # The engine's own arguments, by EngineArgs field name, each of its field's type (`vllm_settings` converts them).
     engine: Mapping[str, object] = field(default_factory=dict)
     sampling: Mapping[str, object] = field(init=False, repr=False, compare=False)  # `sampling_params`, typed
@@ -362,10 +366,31 @@ def vllm_settings(args: Mapping[str, str]) -> VLLMSettings:
     return settings_from_args(VLLMSettings, {**mine, "engine": engine}, "vllm")
 
 
-def engine_kwargs(settings: VLLMSettings, limit_mm_per_prompt: Mapping[str, object]) -> dict[str, object]:
+def within_window(settings: VLLMSettings, window: int | None) -> int | None:
+    """The max_model_len the engine is built with: the one given, kept to the checkpoint's `window` unless
+    `past_window`; None where vLLM sets it (from the config, which never passes the window, or `auto`)."""
+    given = settings.max_model_len
+    if given is None or window is None or settings.past_window or given <= window:
+        return given
+    log.warning(
+        "vllm: max_model_len=%d is past the checkpoint's window (max_position_embeddings %d): the engine holds %d, "
+        "and a longer row is over_length (past_window=true runs past it)",
+        given,
+        window,
+        window,
+    )
+    return window
+
+
+def engine_kwargs(
+    settings: VLLMSettings, limit_mm_per_prompt: Mapping[str, object], window: int | None = None
+) -> dict[str, object]:
     """Keyword arguments for `vllm.LLM(...)` (one replica; data parallelism is the Ray pool's): the engine fields
-    given, over the backend's defaults, with the checkpoint, the run's image limit and the processor settings."""
+    given, over the backend's defaults, with the checkpoint, the run's image limit, the processor settings, and the
+    length within the checkpoint's `window` (`within_window`)."""
     kwargs: dict[str, object] = {"model": settings.pretrained, **ENGINE_DEFAULTS, **settings.engine}
+    if settings.max_model_len is not None:
+        kwargs["max_model_len"] = within_window(settings, window)
     kwargs["limit_mm_per_prompt"] = dict(limit_mm_per_prompt)
     processor = settings.processor_kwargs()
     if processor:

