@@ -7,7 +7,9 @@ engine a pytest run: the `hf` backend runs MMNeedle's and MMLongBench's fixture 
 set so that one row has too many images and one is too long for the context. On every row the engine ran: the
 screen's count is vLLM's `len(prompt_token_ids)`, the prompt's token ids are the hf backend's (their sha256 in both
 journals), and the greedy answers are equal or differ only as the two detokenizers differ (below). The first family's
-`vllm` run is killed once an answer is journalled and resumed by the same command.
+`vllm` run is killed once an answer is journalled and resumed by the same command. vLLM's server (`served`) runs the
+first family's checkpoint behind the `openai` backend, which answers as the offline engine does, and (with Idefics3's)
+counts every prompt as the server does (issue 96, item 4).
 
 vLLM's detokenizer and `tokenizer.decode` differ in one way on these tiny models' byte-level noise: where an answer
 cut at `max_gen_toks` ends inside a UTF-8 character, `decode` ends the text with U+FFFD, where vLLM's incremental
