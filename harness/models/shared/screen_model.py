@@ -112,6 +112,13 @@ class ScreenModel(Model):
         self._count = lambda request: counted(request) - request.text_tokens + text_count(request)
         self.rule = f"text by {how} (not the rows' text_tokens); {self.rule}"
 
+    def count_by(
+        self, count: Callable[[Request], int], exact: Callable[[Request], bool], rule: str, estimate: str
+    ) -> None:
+        """Count each prompt by `count` in place of the rule it was made with (a served checkpoint's own processor),
+        `exact` saying where that is the model's own count and `estimate` why it is not elsewhere."""
+        self._count, self._exact, self.rule, self.estimate = count, exact, rule, estimate
+
     def exact(self, request: Request) -> bool:
         """Whether `prompt_tokens` is the model's own count of this request (else an estimate)."""
         return self._exact(request)

@@ -1,7 +1,9 @@
 """`openai`: any OpenAI-compatible chat-completions server (`model.OpenAIChatModel`; the wire format in `wire`, the
 bound on one HTTP request's time and bytes in `deadline`; its `--screen_only` stand-in here).
 
-The screen counts a prompt's text with OpenAI's own tokenizer, tiktoken (issue 63, item 6: the rows' `text_tokens`,
+A model whose name is a checkpoint on this machine (`vllm serve FOLDER`, a Hub id in the local Hub cache) is counted
+as its server counts it, by the checkpoint's processor, in the run and on the screen alike (`served_count`). Else the
+screen counts a prompt's text with OpenAI's own tokenizer, tiktoken (issue 63, item 6: the rows' `text_tokens`,
 the build's tokenizer, read 10-12 % above o200k on text-heavy rows). tiktoken downloads its encodings on first use, so
 it counts only where it is installed and its encoding loads (cached, or the network reachable); else the rows' count
 stays, and the screen's rule says which counter was used."""
@@ -70,7 +72,13 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         render=settings.rendered,  # as the backend's `render`
         output_cap=cap,
     )
+    served, not_loaded = settings.served_count()
+    if served is not None:  # a checkpoint on this machine: counted as its server counts it
+        screen.count_by(served.prompt_tokens, served.exact, served.served_rule, served.estimated)
+        return screen
     encoding, why_not = openai_encoding(settings.model)
+    if not_loaded:
+        screen.rule = f"{screen.rule} ({not_loaded})"
     if encoding is not None:
         screen.count_text_by(text_counter(encoding), f"tiktoken's {encoding.name}")
     else:  # the rows' count stays, said with why

@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     import httpx
 
     from harness.models.backends.openai_chat.batch import OpenAIBatches
+    from harness.models.backends.openai_chat.served_count import ServedCount
 
 T = TypeVar("T")
 
@@ -119,6 +121,18 @@ class OpenAIChatSettings(ApiCallSettings):
         images = [(image.sha256, image.width, image.height) for image in request.images]
         return Sent(json.dumps(messages, ensure_ascii=False), sent_images(images, how))
 
+    def served_count(self) -> tuple[ServedCount | None, str]:
+        """The count of the checkpoint `model` names, of the chat as these settings send it, or None and why not
+        (`served_count`)."""
+        from harness.models.backends.openai_chat.served_count import served_count
+
+        return served_count(
+            self.model,
+            continue_final_message=self.continue_final_message,
+            empty_text_parts=self.empty_text_parts,
+            max_pixels=self.max_pixels,
+        )
+
     def cache_rule(self, chunk: int) -> CacheRule | None:
         """Each request sharing a prefix worth caching sent with a `prompt_cache_key` naming it: by default only to
         OpenAI's own API (`prompt_cache=auto`), which caches prompts by itself; a served engine (`vllm serve`, SGLang)
@@ -168,6 +182,22 @@ class OpenAIChatModel(ApiModel):
         url_vars, key_vars = (("AZURE_OPENAI_ENDPOINT",), ("AZURE_OPENAI_API_KEY",)) if azure else ((), ())
         base_url = server_url(self.settings, (*url_vars, "OPENAI_BASE_URL"), DEFAULT_BASE_URL, ENDPOINT)
         return base_url, api_key(self.settings, (*key_vars, "OPENAI_API_KEY"), base_url)
+
+    @cached_property
+    def served_count(self) -> tuple[ServedCount | None, str]:
+        """The count of the checkpoint the model's name is, where it is one here (`served_count`), loaded once."""
+        return self.settings.served_count()
+
+    @property
+    def token_rule(self) -> str:
+        count, why_not = self.served_count
+        if count is not None:
+            return count.served_rule
+        return super().token_rule + (f" ({why_not})" if why_not else "")
+
+    def prompt_tokens(self, request: Request) -> int:
+        count, _ = self.served_count
+        return count.prompt_tokens(request) if count is not None else super().prompt_tokens(request)
 
     def identity(self) -> dict[str, object]:
         s = self.settings

