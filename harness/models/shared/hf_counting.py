@@ -26,7 +26,9 @@ from harness.models.families import config_family, style_named
 from harness.models.shared.hf_expansion import (
     PROBE_SIZE,
     added_by_call,
+    count_misses,
     framed,
+    framing_tokens,
     image_counting,
     image_text,
     laid_out,
@@ -313,8 +315,10 @@ class ProcessorCount:
         # A measured count is the processor's own for one image; images side by side may share framing tokens
         # (Idefics2 merges two `<fake_token_around_image>` into one), so several are an estimate.
         measured_exact = self.measured_exact and len(images) == 1
+        settled = self.settle({**self.processor_kwargs, **dict(request.processor_kwargs)})
+        counted = self.counts_images and not count_misses(settled.processor, settled.call)  # else measured alone
         return not images or (
-            (self.counts_images or measured_exact) and all(i.width is not None and i.height is not None for i in images)
+            (counted or measured_exact) and all(i.width is not None and i.height is not None for i in images)
         )
 
     def prompt_tokens(self, request: Request) -> int:
@@ -355,7 +359,8 @@ class ProcessorCount:
         """`image_tokens` of images of these sizes; None where only the rows' figures can say."""
         settled = self.settle(settings)
         held = image_processor_settings(settled.processor)
-        if self.counts_images:
+        missed = self.counts_images and count_misses(settled.processor, settled.call)  # each image measured instead
+        if self.counts_images and not missed:
             several = several_images(settled.processor, len(sizes))
             if several is not None:
                 return several
@@ -368,10 +373,11 @@ class ProcessorCount:
                     for w, h in sizes
                 ]
             return list(counter(image_sizes=[(h, w) for w, h in sizes], **settled.call).num_image_tokens)
-        if self.measures_images:
+        if self.measures_images or missed:
             counts = [self._measure(settled.processor, w, h, settled.call) for w, h in sizes]
+            framing = framing_tokens(settled.processor, self.tokenizer, self._image_text) if missed else 0
             if all(n is not None for n in counts):
-                return [int(n or 0) for n in counts]
+                return [int(n or 0) - framing for n in counts]
         if self.family is not None:
             # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)
             # under the request's own.

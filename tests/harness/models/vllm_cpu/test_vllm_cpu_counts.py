@@ -29,7 +29,7 @@ from harness.models.backends.vllm_engine.settings import engine_kwargs, vllm_set
 from harness.models.families import style_named
 from tests.harness.models.vllm_cpu.test_vllm_cpu_engine import _cpu_build
 from tests.support.engine_checkpoints import engine_checkpoint, prompt_style
-from tests.support.forward_families import FAMILIES
+from tests.support.forward_families import BY_NAME, FAMILIES
 from tests.support.forward_pass import tiny_checkpoint
 from tests.support.model_requests import encode_image, make_request
 from tests.support.processor_counts import SIZES
@@ -127,14 +127,23 @@ def _family(family: Any) -> Any:
     if NOT_YET.get(family.name):
         return pytest.param(
             family,
+            {},
             marks=pytest.mark.xfail(raises=AssertionError, strict=True, reason=NOT_YET[family.name]),
             id=family.name,
         )
-    return pytest.param(family, id=family.name)
+    return pytest.param(family, {}, id=family.name)
 
 
-@pytest.mark.parametrize("family", [_family(family) for family in FAMILIES])
-def test_the_screen_counts_each_prompt_as_vllm_builds_it(family: Any, tmp_path: Path) -> None:
+# Engine settings under which vLLM expands an image otherwise than the hf processor's size count: Gemma 3's crops
+SETTINGS = (
+    pytest.param(BY_NAME["gemma3"], {"mm_processor_kwargs": '{"do_pan_and_scan": true}'}, id="gemma3-pan-and-scan"),
+)
+
+
+@pytest.mark.parametrize(("family", "model_args"), [*(_family(family) for family in FAMILIES), *SETTINGS])
+def test_the_screen_counts_each_prompt_as_vllm_builds_it(
+    family: Any, model_args: dict[str, str], tmp_path: Path
+) -> None:
     from vllm.model_executor.models.registry import ModelRegistry
 
     from harness.models.backends.vllm_engine.backend import VLLMModel
@@ -145,7 +154,7 @@ def test_the_screen_counts_each_prompt_as_vllm_builds_it(family: Any, tmp_path: 
     architecture = json.loads((folder / "config.json").read_text())["architectures"][0]
     if architecture not in ModelRegistry.get_supported_archs():
         pytest.skip(f"vLLM has no {architecture}")
-    settings = vllm_settings({"pretrained": str(folder), **prompt_style(family.name)})
+    settings = vllm_settings({"pretrained": str(folder), **prompt_style(family.name), **model_args})
     model = VLLMModel(settings, count_online=False)  # the screen's own count, as `--screen_only` loads it
     made = requests()
     limit = engine_limit(ImageProfile().covering(made), settings.max_images, settings.max_pixels, None)
