@@ -38,6 +38,7 @@ from harness.models.shared.hf_expansion import (
     probe_prompt,
     sent_as_counted,
     several_images,
+    size_count,
 )
 from harness.models.shared.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.row_tokens import fit_within_pixels, image_costs
@@ -364,15 +365,13 @@ class ProcessorCount:
             several = several_images(settled.processor, len(sizes))
             if several is not None:
                 return several
-            counter = settled.processor._get_num_multimodal_tokens
-            if any(own_size(settled.processor, held, w, h) for w, h in sizes):
+            processor = settled.processor
+            if any(own_size(processor, held, w, h) for w, h in sizes):
                 return [
-                    counter(
-                        image_sizes=[(h, w)], **settled.call, **own_size(settled.processor, held, w, h)
-                    ).num_image_tokens[0]
+                    size_count(processor, [(w, h)], {**settled.call, **own_size(processor, held, w, h)})[0]
                     for w, h in sizes
                 ]
-            return list(counter(image_sizes=[(h, w) for w, h in sizes], **settled.call).num_image_tokens)
+            return size_count(processor, sizes, settled.call)
         if self.measures_images or missed:
             counts = [self._measure(settled.processor, w, h, settled.call) for w, h in sizes]
             framing = framing_tokens(settled.processor, self.tokenizer, self._image_text) if missed else 0

@@ -106,3 +106,22 @@ def test_gemma3_s_pan_and_scan_crops_are_measured_where_its_size_count_misses_th
     sent = count.processor(text=[count.render(panned)], images=[images], do_pan_and_scan=True)["input_ids"][0]
     assert count.prompt_tokens(panned) == len(sent) > count.prompt_tokens(request) + 2 * 3 * 256
     assert not count.exact(panned) and count.exact(request)
+
+
+@pytest.mark.parametrize(
+    ("make", "settings"), [("internvl3", {"max_patches": 2}), ("idefics3", {"do_image_splitting": False})]
+)
+def test_a_request_s_settings_do_not_stay_for_later_counts(make: str, settings: dict[str, object]) -> None:
+    """transformers writes the settings of a `_get_num_multimodal_tokens` call into its class's defaults, where every
+    later count in the process took them (`hf_expansion.size_count` puts them back): a count with them is another."""
+    from dataclasses import replace
+
+    from tests.support.model_requests import encode_image, make_request
+
+    count = ProcessorCount(getattr(family_processors, make)(), None, name=make)  # vLLM's: settings with the call
+    request = make_request("s", ["Look:", encode_image((1, 2, 3), (1000, 700), "PNG"), "What?"])
+    before = count.image_tokens(request)
+    assert count.image_tokens(replace(request, processor_kwargs=tuple(settings.items()))) != before
+    assert count.image_tokens(request) == before
+    fresh = ProcessorCount(getattr(family_processors, make)(), None, name=make)
+    assert fresh.image_tokens(request) == before
