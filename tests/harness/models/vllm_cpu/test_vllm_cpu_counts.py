@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.api import Request
+from harness.models.aliases import ALIASES
 from harness.models.backends.vllm_engine.image_limit import ImageProfile, engine_limit
 from harness.models.backends.vllm_engine.requests import engine_prompt, request_payload
 from harness.models.backends.vllm_engine.settings import engine_kwargs, vllm_settings
@@ -48,6 +50,11 @@ NOT_YET = {
     "processor each as its base features and a newline (`hf_expansion.several_images`), which the screen counts",
     "paligemma": "vLLM inserts an image's tokens and a BOS at the prompt's start and leaves the chat template's "
     "<image> in the text, one token more an image than the hf processor, which replaces it",
+    "idefics3-engine-do_resize=false": "vLLM's Idefics3 writes each image's tiles as `get_number_of_image_patches` "
+    "counts them, which scales every image to its longest edge (1,456 px) whatever do_resize says; the screen, where "
+    "the engine's own settings hold do_resize false, counts the processor's split at the image's own size "
+    "(`hf_expansion.own_size`): 196 tokens for a 256-px image where vLLM writes 2,937 (a request's own do_resize is "
+    "counted as vLLM counts it, the case above)",
 }
 # vLLM's Gemma 3 and PaliGemma processing read "\n" (Gemma 3: up to "\n\n\n\n") from the vocabulary, as Gemma's
 # SentencePiece vocabulary spells them; the tiny byte-level tokenizer holds newlines as bytes (KeyError: '\n').
@@ -123,26 +130,40 @@ class VLLMInput:
         return list(engine_input["prompt_token_ids"])
 
 
-def _family(family: Any) -> Any:
-    if NOT_YET.get(family.name):
-        return pytest.param(
-            family,
-            {},
-            marks=pytest.mark.xfail(raises=AssertionError, strict=True, reason=NOT_YET[family.name]),
-            id=family.name,
-        )
-    return pytest.param(family, {}, id=family.name)
+Settings = tuple[tuple[str, object], ...]
 
 
-# Engine settings under which vLLM expands an image otherwise than the hf processor's size count: Gemma 3's crops
-SETTINGS = (
-    pytest.param(BY_NAME["gemma3"], {"mm_processor_kwargs": '{"do_pan_and_scan": true}'}, id="gemma3-pan-and-scan"),
-)
+def _case(family: Any, model_args: dict[str, str], request_settings: Settings, name: str) -> Any:
+    """A family counted with these engine arguments and requests carrying these processor settings."""
+    marks = [pytest.mark.xfail(raises=AssertionError, strict=True, reason=NOT_YET[name])] if name in NOT_YET else []
+    return pytest.param(family, model_args, request_settings, marks=marks, id=name)
 
 
-@pytest.mark.parametrize(("family", "model_args"), [*(_family(family) for family in FAMILIES), *SETTINGS])
+def _alias_settings(family: Any) -> list[Settings]:
+    """The processor settings the rules of the family's alias give its requests (InternVL's 4 tiles, Idefics3's
+    unresized images), which the backend sends with each call (`mm_processor_kwargs`)."""
+    alias = ALIASES.get(family.aliases[0])
+    return sorted(
+        {rule.policy.processor_kwargs for rule in alias.rules if rule.policy.processor_kwargs} if alias else ()
+    )
+
+
+CASES = [
+    *(_case(family, {}, (), family.name) for family in FAMILIES),
+    *(
+        _case(family, {}, settings, f"{family.name}-" + "-".join(f"{k}={v}" for k, v in settings))
+        for family in FAMILIES
+        for settings in (_alias_settings(family) if family.runs else ())
+    ),
+    # engine settings: Gemma 3's crops, which its size count misses (`hf_expansion.count_misses`); Idefics3's own size
+    _case(BY_NAME["gemma3"], {"mm_processor_kwargs": '{"do_pan_and_scan": true}'}, (), "gemma3-pan-and-scan"),
+    _case(BY_NAME["idefics3"], {"mm_processor_kwargs": '{"do_resize": false}'}, (), "idefics3-engine-do_resize=false"),
+]
+
+
+@pytest.mark.parametrize(("family", "model_args", "request_settings"), CASES)
 def test_the_screen_counts_each_prompt_as_vllm_builds_it(
-    family: Any, model_args: dict[str, str], tmp_path: Path
+    family: Any, model_args: dict[str, str], request_settings: Settings, tmp_path: Path
 ) -> None:
     from vllm.model_executor.models.registry import ModelRegistry
 
@@ -156,7 +177,8 @@ def test_the_screen_counts_each_prompt_as_vllm_builds_it(
         pytest.skip(f"vLLM has no {architecture}")
     settings = vllm_settings({"pretrained": str(folder), **prompt_style(family.name), **model_args})
     model = VLLMModel(settings, count_online=False)  # the screen's own count, as `--screen_only` loads it
-    made = requests()
+    made = [replace(request, processor_kwargs=request_settings) for request in requests()]
+    given = {**settings.processor_kwargs(), **dict(request_settings)} if request_settings else None  # `generate`'s
     limit = engine_limit(ImageProfile().covering(made), settings.max_images, settings.max_pixels, None)
     vllm = VLLMInput(engine_kwargs(settings, limit))
     style = style_named(settings.prompt_style)
@@ -164,7 +186,7 @@ def test_the_screen_counts_each_prompt_as_vllm_builds_it(
     for request in made:
         if vllm.max_images is not None and len(request.images) > vllm.max_images:
             continue  # vLLM refuses it (the run records it too_many_images)
-        prompt = engine_prompt(request_payload(request, settings.seed, model.count.render(request), style))
+        prompt = engine_prompt(request_payload(request, settings.seed, model.count.render(request), style), given)
         counted = (len(request.images), model.prompt_tokens(request), model.exact(request))
         counts.append((*counted, len(vllm.prompt_token_ids(prompt))))
     assert counts, f"vLLM takes {vllm.max_images} images a prompt"
