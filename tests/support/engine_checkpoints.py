@@ -36,11 +36,8 @@ def engine_checkpoint(name: str) -> Path:
         and not (folder / "video_preprocessor_config.json").exists()
     ):
         import transformers
-        from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
 
-        model_type = json.loads((folder / "config.json").read_text())["model_type"]
-        video = VIDEO_PROCESSOR_MAPPING_NAMES[model_type]["torchvision"]
-        getattr(transformers, video)().save_pretrained(folder)
+        getattr(transformers, _video_processor(folder))().save_pretrained(folder)
     if name in PUBLISHED_NAMES:
         _published_names(folder, *PUBLISHED_NAMES[name])
     return folder
@@ -55,6 +52,21 @@ def _published_names(folder: Path, saved: str, published: str) -> None:
         if any(name.startswith(saved) and not name.startswith(published) for name in weights):
             renamed = {published + n[len(saved) :] if n.startswith(saved) else n: w for n, w in weights.items()}
             save_file(renamed, path, metadata={"format": "pt"})
+
+
+def _video_processor(folder: Path) -> str:
+    """The class of the video processor that goes with `folder`'s processor: its config's model type's, else (a
+    type without one of its own: GLM-4.5V's `glm4v_moe`) that of a model type whose processor it is
+    (`processor_config.json`'s `processor_class`: GLM-4.6V's Glm46VProcessor is `glm46v`'s)."""
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    model_type = json.loads((folder / "config.json").read_text())["model_type"]
+    saved = folder / "processor_config.json"
+    processor = json.loads(saved.read_text()).get("processor_class") if saved.exists() else None
+    owners = [kind for kind, name in PROCESSOR_MAPPING_NAMES.items() if name == processor]
+    kind = next(kind for kind in (model_type, *owners) if kind in VIDEO_PROCESSOR_MAPPING_NAMES)
+    return str(VIDEO_PROCESSOR_MAPPING_NAMES[kind]["torchvision"])
 
 
 def prompt_style(name: str) -> dict[str, str]:

@@ -26,7 +26,9 @@ from harness.models.families import config_family, style_named
 from harness.models.shared.hf_expansion import (
     PROBE_SIZE,
     added_by_call,
+    count_misses,
     framed,
+    framing_tokens,
     image_counting,
     image_text,
     laid_out,
@@ -36,6 +38,7 @@ from harness.models.shared.hf_expansion import (
     probe_prompt,
     sent_as_counted,
     several_images,
+    size_count,
 )
 from harness.models.shared.processor_settings import Settled, SettledProcessors, frozen_settings, grid_within
 from harness.row_tokens import fit_within_pixels, image_costs
@@ -110,10 +113,9 @@ class NoChatTemplate(ValueError):
 
 
 class ProcessorCount:
-    """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring)."""
+    """Counts requests as an `hf` checkpoint's processor sees them (see the module docstring); `images_alone`: each
+    image as the processor expands one alone, as vLLM does, not several together (`hf_expansion.several_images`)."""
 
-    # Each image counted as the processor expands one image alone, where an engine does so (vLLM), not as it expands
-    # several given together (LLaVA-OneVision's multi-image mode: `hf_expansion.several_images`)
     images_alone = False
 
     def __init__(
@@ -317,8 +319,10 @@ class ProcessorCount:
         # A measured count is the processor's own for one image; images side by side may share framing tokens
         # (Idefics2 merges two `<fake_token_around_image>` into one), so several are an estimate.
         measured_exact = self.measured_exact and len(images) == 1
+        settled = self.settle({**self.processor_kwargs, **dict(request.processor_kwargs)})
+        counted = self.counts_images and not count_misses(settled.processor, settled.call)  # else measured alone
         return not images or (
-            (self.counts_images or measured_exact) and all(i.width is not None and i.height is not None for i in images)
+            (counted or measured_exact) and all(i.width is not None and i.height is not None for i in images)
         )
 
     def prompt_tokens(self, request: Request) -> int:
@@ -359,23 +363,23 @@ class ProcessorCount:
         """`image_tokens` of images of these sizes; None where only the rows' figures can say."""
         settled = self.settle(settings)
         held = image_processor_settings(settled.processor)
-        if self.counts_images:
+        missed = self.counts_images and count_misses(settled.processor, settled.call)  # each image measured instead
+        if self.counts_images and not missed:
             several = None if self.images_alone else several_images(settled.processor, len(sizes))
             if several is not None:
                 return several
-            counter = settled.processor._get_num_multimodal_tokens
-            if any(own_size(settled.processor, held, w, h) for w, h in sizes):
+            processor = settled.processor
+            if any(own_size(processor, held, w, h) for w, h in sizes):
                 return [
-                    counter(
-                        image_sizes=[(h, w)], **settled.call, **own_size(settled.processor, held, w, h)
-                    ).num_image_tokens[0]
+                    size_count(processor, [(w, h)], {**settled.call, **own_size(processor, held, w, h)})[0]
                     for w, h in sizes
                 ]
-            return list(counter(image_sizes=[(h, w) for w, h in sizes], **settled.call).num_image_tokens)
-        if self.measures_images:
+            return size_count(processor, sizes, settled.call)
+        if self.measures_images or missed:
             counts = [self._measure(settled.processor, w, h, settled.call) for w, h in sizes]
+            framing = framing_tokens(settled.processor, self.tokenizer, self._image_text) if missed else 0
             if all(n is not None for n in counts):
-                return [int(n or 0) for n in counts]
+                return [int(n or 0) - framing for n in counts]
         if self.family is not None:
             # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)
             # under the request's own.

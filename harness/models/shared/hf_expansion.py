@@ -16,6 +16,9 @@ Each is the processor's own step, called as the processor calls it when it is gi
 - `several_images`: the tokens of each image of a several-image prompt where the processor sends them otherwise than
   one image alone (LLaVA-OneVision sends each as its base features and a newline, `replace_image_token`, where
   `_get_num_multimodal_tokens` counts every image as a single one, as AnyRes tiles).
+- `count_misses`: where the processor's size count misses what its call adds under a setting (Gemma 3's
+  pan-and-scan crops): each image is measured instead.
+- `size_count`: `_get_num_multimodal_tokens`'s count, the class defaults it writes a call's settings into restored.
 - `own_size`: the settings that make the processor's count see an image at the size its pixels keep (Idefics3's
   with `do_resize` off, the official wrapper's setting, splits each image at its own size, where its
   `get_number_of_image_patches` still scales it to its longest edge first, 1,456 px: 16 tiles counted for a 112-px
@@ -30,6 +33,7 @@ Each is the processor's own step, called as the processor calls it when it is gi
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.models.facts.bounded_render import BoundedRender
@@ -81,6 +85,12 @@ def framed(processor: object, text: str) -> tuple[str, int | None]:
     return text.replace(placeholder, sequence.replace(image_token * length, image_token)), token_id
 
 
+def framing_tokens(processor: object, tokenizer: TokenizerCall, text: str) -> int:
+    """The tokens `framed` puts around the image tokens of one placeholder, `text` (0 where it frames none)."""
+    laid, token_id = framed(processor, text)
+    return len(tokenizer(laid)["input_ids"]) - len(tokenizer(text)["input_ids"]) if token_id is not None else 0
+
+
 def several_images(processor: object, count: int) -> list[int] | None:
     """The image tokens of each image of a `count`-image prompt, where the processor sends a several-image prompt's
     images otherwise than each alone; None where it does not (or `count` is one)."""
@@ -89,6 +99,36 @@ def several_images(processor: object, count: int) -> list[int] | None:
     token = str(getattr(processor, "image_token"))  # noqa: B009 - the class's own attribute
     replace: Callable[[dict[str, object], int], str] = getattr(processor, "replace_image_token")  # noqa: B009
     return [replace({"batch_num_images": [count]}, i).count(token) for i in range(count)]
+
+
+def count_misses(processor: object, call: Mapping[str, object]) -> bool:
+    """Whether the processor's size count (`_get_num_multimodal_tokens`) misses tokens its call puts in for an image
+    under the call's settings `call` (else its image processor's own): Gemma 3's with `do_pan_and_scan` counts an
+    image as one ("no image cropping supported yet"), where its call, and vLLM's Gemma 3, add its crops and a sentence
+    around them (843 tokens for a 1000 x 700 image, 1,365 for a 1920 x 300 one, each counted 256). A measured image
+    holds the framing `framed` counts with the prompt (`framing_tokens`)."""
+    if not _is(processor, "Gemma3Processor"):
+        return False
+    held = getattr(getattr(processor, "image_processor", None), "do_pan_and_scan", None)
+    return bool(call.get("do_pan_and_scan", held))
+
+
+def size_count(processor: object, sizes: Sequence[tuple[int, int]], call: Mapping[str, object]) -> list[int]:
+    """The image tokens the processor's `_get_num_multimodal_tokens` counts for images of these (width, height) sizes
+    under the call's settings, its class's default settings as they were before: transformers' (5.19, 5.20) writes a
+    call's settings into its kwargs class's `_defaults` (`images_kwargs.update(kwargs)`: Idefics3's, InternVL's,
+    LLaVA's, Qwen3-VL's, ...), so that every later count in the process, by any processor of that class, took them
+    (InternVL after one request of max_patches=2: 258 tokens for a 1000 x 700 image of a request without it, 1,794)."""
+    defaults = getattr(getattr(type(processor), "valid_processor_kwargs", None), "_defaults", None)
+    kept = copy.deepcopy(defaults) if isinstance(defaults, dict) else None
+    counter: Callable[..., object] = getattr(processor, "_get_num_multimodal_tokens")  # noqa: B009 - a processor's
+    try:
+        counted = counter(image_sizes=[(h, w) for w, h in sizes], **call)
+    finally:
+        if isinstance(defaults, dict) and kept is not None:
+            defaults.clear()
+            defaults.update(kept)
+    return [int(n) for n in getattr(counted, "num_image_tokens")]  # noqa: B009 - MultiModalData's
 
 
 def own_size(processor: object, held: Mapping[str, object], width: int, height: int) -> dict[str, object]:

@@ -87,3 +87,41 @@ def test_a_request_is_counted_with_the_processor_its_settings_make() -> None:
     split = count.prompt_tokens(request)
     whole = count.prompt_tokens(replace(request, processor_kwargs=(("do_image_splitting", False),)))
     assert split - whole == 4 * (64 + 1)  # four crops of 64 tokens and a marker each fewer
+
+
+def test_gemma3_s_pan_and_scan_crops_are_measured_where_its_size_count_misses_them() -> None:
+    """Gemma 3's `_get_num_multimodal_tokens` counts an image as one under `do_pan_and_scan` ("no image cropping
+    supported yet"), where its call adds each crop and a sentence around them: the count measures each image, as the
+    processor's call makes it, and says it is an estimate."""
+    from dataclasses import replace
+
+    from tests.support.model_requests import encode_image, make_request
+
+    sizes = [(1000, 700), (256, 256), (1920, 300)]
+    parts = ["Look:", *(encode_image((1, 2, 3), size, "PNG") for size in sizes), "What?"]
+    request = make_request("s", parts)
+    count = ProcessorCount(family_processors.gemma3(), None, name="gemma3")
+    panned = replace(request, processor_kwargs=(("do_pan_and_scan", True),))
+    images = [Image.new("RGB", size) for size in sizes]
+    sent = count.processor(text=[count.render(panned)], images=[images], do_pan_and_scan=True)["input_ids"][0]
+    assert count.prompt_tokens(panned) == len(sent) > count.prompt_tokens(request) + 2 * 3 * 256
+    assert not count.exact(panned) and count.exact(request)
+
+
+@pytest.mark.parametrize(
+    ("make", "settings"), [("internvl3", {"max_patches": 2}), ("idefics3", {"do_image_splitting": False})]
+)
+def test_a_request_s_settings_do_not_stay_for_later_counts(make: str, settings: dict[str, object]) -> None:
+    """transformers writes the settings of a `_get_num_multimodal_tokens` call into its class's defaults, where every
+    later count in the process took them (`hf_expansion.size_count` puts them back): a count with them is another."""
+    from dataclasses import replace
+
+    from tests.support.model_requests import encode_image, make_request
+
+    count = ProcessorCount(getattr(family_processors, make)(), None, name=make)  # vLLM's: settings with the call
+    request = make_request("s", ["Look:", encode_image((1, 2, 3), (1000, 700), "PNG"), "What?"])
+    before = count.image_tokens(request)
+    assert count.image_tokens(replace(request, processor_kwargs=tuple(settings.items()))) != before
+    assert count.image_tokens(request) == before
+    fresh = ProcessorCount(getattr(family_processors, make)(), None, name=make)
+    assert fresh.image_tokens(request) == before
