@@ -184,10 +184,10 @@ def output_result(output: object, tokenizer: Decoder | None = None) -> dict[str,
     return result
 
 
-def engine_answer(completion: Any, tokenizer: Decoder) -> str:
+def engine_answer(completion: object, tokenizer: Decoder) -> str:
     """A `CompletionOutput`'s answer from its ids (`output_result`)."""
-    ids = list(completion.token_ids)
-    stop = completion.stop_reason
-    if completion.finish_reason == "stop" and not isinstance(stop, str) and ids:
+    ids = [int(i) for i in getattr(completion, "token_ids", None) or ()]
+    stop = getattr(completion, "stop_reason", None)
+    if getattr(completion, "finish_reason", None) == "stop" and not isinstance(stop, str) and ids:
         ids = ids[:-1]  # the end-of-sequence or stop token (`stop_reason` its id, or None for the checkpoint's eos)
     return answer_text(tokenizer, ids, (stop,) if isinstance(stop, str) else ())[0]
