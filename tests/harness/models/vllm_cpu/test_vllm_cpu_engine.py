@@ -170,16 +170,26 @@ def test_the_same_generated_ids_give_the_same_answer_and_status(runs: dict) -> N
         assert (ours["response"], ours["status"]) == (theirs["response"], theirs["status"]), key
 
 
-def test_the_prefix_cache_served_repeated_prefixes(runs: dict) -> None:
+# Families whose rows vLLM's CPU build serves no cached token of, measured (issue 96) and not yet explained: strict, so
+# that the day it serves them the test says so.
+NO_CACHE_HITS = {
+    "gemma3": "vLLM 0.32's CPU build served 0 cached tokens of the tiny Gemma 3's rows (its layers attend in sliding "
+    "windows of 512 beside full ones: a hybrid KV cache), prefix caching on",
+}
+
+
+def test_the_prefix_cache_served_repeated_prefixes(runs: dict, request: pytest.FixtureRequest) -> None:
     """Prefix caching is on (vLLM's default): rows sharing a haystack read its prefix from the cache, and the results
     record the cached tokens of each task as its journal does."""
     results = json.loads(next((runs["work"] / "vllm").glob("*/results_*.json")).read_text())
     cached = {task: usage.get("cached_tokens", 0) for task, usage in results["usage"].items()}
-    assert sum(cached.values()) > 0
     for task, tokens in cached.items():
         assert tokens == sum(
             r["usage"]["cached_tokens"] for r in runs["vllm"].values() if r["task"] == task and "usage" in r
         )
+    if runs["family"] in NO_CACHE_HITS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=NO_CACHE_HITS[runs["family"]]))
+    assert sum(cached.values()) > 0
 
 
 class RecordingProxy:
