@@ -19,18 +19,24 @@ from tests.support.forward_pass import tiny_checkpoint
 
 CPU_HEAD_DIM = 64
 # The families the CPU engine runs end to end in `make test` (tests/harness/models/vllm_cpu), each a vLLM architecture
-# of its own. Not here: Gemma 3 (its tiny tokenizer has no "\n" token, which vLLM's Gemma 3 processing looks up:
-# KeyError).
-ENGINE_FAMILIES = ("qwen2.5-vl", "qwen3-vl", "idefics3", "internvl3", "pixtral", "llava-onevision")
-# Weights renamed as the published checkpoints name them, where vLLM's loader maps those names only: transformers saves
-# a tiny LLaVA-OneVision's SigLIP tower as `vision_tower.*`, llava-hf's checkpoints hold `vision_tower.vision_model.*`
-# (both load alike in transformers).
-PUBLISHED_NAMES = {"llava-onevision": ("vision_tower.", "vision_tower.vision_model.")}
+# of its own.
+ENGINE_FAMILIES = ("qwen2.5-vl", "qwen3-vl", "idefics3", "internvl3", "pixtral", "gemma3", "llava-onevision")
+# What the published checkpoints of a family hold that its tiny one lacks, and vLLM's loader needs. Gemma 3's tokenizer
+# holds runs of one to four newlines as tokens of their own, which vLLM's Gemma 3 processing looks up by their text
+# (`vocab["\n\n"]`: a KeyError for the tiny byte-level tokenizer, which writes a newline as "Ċ"); its SigLIP tower's
+# weights are named `vision_tower.vision_model.*`, as vLLM's loader reads them (the tiny one is saved as
+# `vision_tower.*`: "no module or parameter named 'vision_tower.embeddings'"; transformers loads either).
+AS_PUBLISHED: dict[str, tuple[tuple[str, ...], tuple[str, str]]] = {
+    "gemma3": (("\n", "\n\n", "\n\n\n", "\n\n\n\n"), ("vision_tower.", "vision_tower.vision_model.")),
+    "llava-onevision": ((), ("vision_tower.", "vision_tower.vision_model.")),  # its SigLIP tower, as llava-hf's
+}
 
 
 def engine_checkpoint(name: str) -> Path:
     """`name`'s tiny checkpoint with 64-dim heads and a whole processor, written once per process."""
     folder = tiny_checkpoint(name, head_dim=CPU_HEAD_DIM)
+    if name in AS_PUBLISHED:
+        folder = _as_published(folder, *AS_PUBLISHED[name])
     if (
         BY_NAME[name].model_args.get("processor") == "image_only"
         and not (folder / "video_preprocessor_config.json").exists()
@@ -38,20 +44,7 @@ def engine_checkpoint(name: str) -> Path:
         import transformers
 
         getattr(transformers, _video_processor(folder))().save_pretrained(folder)
-    if name in PUBLISHED_NAMES:
-        _published_names(folder, *PUBLISHED_NAMES[name])
     return folder
-
-
-def _published_names(folder: Path, saved: str, published: str) -> None:
-    """Each weight named `saved...` renamed `published...`, in place (once: a renamed name starts with `published`)."""
-    from safetensors.torch import load_file, save_file
-
-    for path in folder.glob("*.safetensors"):
-        weights = load_file(path)
-        if any(name.startswith(saved) and not name.startswith(published) for name in weights):
-            renamed = {published + n[len(saved) :] if n.startswith(saved) else n: w for n, w in weights.items()}
-            save_file(renamed, path, metadata={"format": "pt"})
 
 
 def _video_processor(folder: Path) -> str:
@@ -74,3 +67,25 @@ def prompt_style(name: str) -> dict[str, str]:
     alias = ALIASES.get(BY_NAME[name].aliases[0])
     style = alias.args.get("prompt_style") if alias is not None else None
     return {"prompt_style": style} if style else {}
+
+
+def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str]) -> Path:
+    """A copy of the checkpoint in `folder`, written once beside it, whose tokenizer holds `tokens` too (its embeddings
+    grown to them, as transformers grows them) and whose weights named `renamed[0]...` are named `renamed[1]...`."""
+    made = folder.with_name(folder.name + "-published")
+    if not (made / "config.json").exists():
+        from safetensors.torch import load_file, save_file
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(folder)
+        processor.tokenizer.add_tokens(list(tokens))
+        model = AutoModelForImageTextToText.from_pretrained(folder)
+        model.resize_token_embeddings(len(processor.tokenizer))
+        model.save_pretrained(made)
+        processor.save_pretrained(made)
+        old, new = renamed
+        for path in made.glob("*.safetensors"):
+            weights = load_file(path)
+            named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
+            save_file(named, path, metadata={"format": "pt"})
+    return made

@@ -26,8 +26,8 @@ MARKERS = 3 + 4  # <|media_begin|>, <|media_content|>, <|media_end|>; about 4 to
 UNAVAILABLE = (
     "vLLM 0.33.0 registers KimiK3ForConditionalGeneration (transformers 5.20.2 has no kimi_k3), but Kimi K3 writes its "
     "thinking and its answer as XTML channels of special tokens (<|open|>think<|sep|>...<|close|>think<|sep|>"
-    "<|open|>response<|sep|>..., vLLM's kimi_k3_reasoning_parser), and the vllm backend decodes with "
-    "skip_special_tokens=True (harness/models/backends/vllm_engine/requests.py): the channel names are left in the text "
+    "<|open|>response<|sep|>..., vLLM's kimi_k3_reasoning_parser), and the vllm backend decodes an answer with "
+    "skip_special_tokens=True (harness/models/shared/answer_text.py): the channel names are left in the text "
     "('...thinkresponse...'), where no reasoning tag can take the thinking out"
 )
 

@@ -148,6 +148,9 @@ def test_max_model_len_auto_is_vllms_fit_to_memory_and_the_engine_reports_it(
         ("vllm", "top_kk=2", "SamplingParams; did you mean top_k?"),
         ("vllm", "max_tokens=5", "sampling parameter max_tokens: the answer's length is the generation setting"),
         ("vllm", "top_k=many", "SamplingParams.top_k expects"),
+        # an answer is decoded from its ids as on hf (`answer_text`), whatever vLLM's own text would have been
+        ("vllm", "skip_special_tokens=false", "decoded without special tokens, as the hf backend decodes it"),
+        ("vllm", "include_stop_str_in_output=true", "an answer ends before its stop string, as the hf backend"),
         ("hf", "top_k=20", "unknown generation setting(s) ['top_k']"),  # another backend refuses as it did
     ],
 )

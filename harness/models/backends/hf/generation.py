@@ -27,6 +27,7 @@ from harness.models.backends.hf.settings import HFSettings, context_limit, windo
 from harness.models.facts.args import settings_from_args
 from harness.models.facts.checkpoint import missing_timm, require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
+from harness.models.shared.answer_text import answer_text
 from harness.models.shared.library_gc import libraries_imported
 from harness.models.shared.scheduling.auto_batch import FittingBatchSize
 from harness.models.shared.scheduling.batching import token_budget_batches
@@ -251,11 +252,8 @@ class HFGeneration(Model):
         for row, prompt_length, prompt in zip(new_tokens.tolist(), prompt_lengths, prompts, strict=True):
             end = next((k for k, token in enumerate(row) if token in eos_ids), None)
             ids = row if end is None else row[:end]
-            stopped = end is not None
-            text = str(self.tokenizer.decode(ids, skip_special_tokens=True))
-            for stop in settings.until:
-                if stop and stop in text:
-                    text, stopped = text.split(stop, 1)[0], True
+            text, stop = answer_text(self.tokenizer, ids, settings.until)  # as every backend with the ids decodes
+            stopped = end is not None or stop is not None
             finish = "stop" if stopped or len(ids) < settings.max_gen_toks else "length"
             responses.append(
                 Response(

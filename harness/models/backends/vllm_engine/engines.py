@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, cast
 
 from harness.models.backends.vllm_engine.engine_log import EngineOutput
@@ -86,6 +87,10 @@ class LocalEngine:
         )
         self.encoder_cache: int | None = held if isinstance(held, int) and held > 0 else None
         self.sampling_defaults = checkpoint_decoding(self.llm, kwargs.get("generation_config"))
+        # the tokenizer the engine loaded (`tokenizer=`, or the checkpoint's): each answer is decoded from its ids by it
+        # (`requests.output_result`); an engine stand-in without one gives its own text
+        getter = getattr(self.llm, "get_tokenizer", None)
+        self.tokenizer = getter() if callable(getter) else None
         if eos_tokens:
             self.sampling_defaults.update(stop_token_ids=token_ids(self.llm, eos_tokens), ignore_eos=True)
 
@@ -120,7 +125,8 @@ class LocalEngine:
         ready = [i for i in range(len(payloads)) if results[i] is None]
         try:
             with self.watch.call(self.output):
-                call_bisecting(ready, send, output_result, results, engine="vLLM", over_length=engine_over_length)
+                answer = partial(output_result, tokenizer=self.tokenizer)
+                call_bisecting(ready, send, answer, results, engine="vLLM", over_length=engine_over_length)
         except Exception as err:
             died = engine_died(err, self.output)
             if died is None:

@@ -14,6 +14,7 @@ from harness.models.backends.vllm_engine.settings import VLLMSettings
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.families import style_named
 from harness.models.shared import engine_calls
+from harness.models.shared.answer_text import Decoder, answer_text
 from harness.sent import Sent, sent_images, token_ids_sha256
 
 
@@ -172,8 +173,13 @@ def engine_over_length(err: BaseException) -> str | None:
     return f"over_length: {tokens} prompt tokens (vLLM's count) > max_model_len {limit}: vLLM refused it"
 
 
-def output_result(output: object) -> dict[str, Any]:
-    """A vLLM `RequestOutput` -> a plain dict (picklable across processes)."""
+def output_result(output: object, tokenizer: Decoder | None = None) -> dict[str, Any]:
+    """A vLLM `RequestOutput` -> a plain dict (picklable across processes). Its answer is the text `tokenizer` (the
+    engine's own) decodes from the generated ids (`answer_text`, as `hf` decodes them), not vLLM's incremental text,
+    which holds back bytes that end an answer inside a character: the ids without the end-of-sequence or stop token
+    that ended them (vLLM keeps it in `token_ids`, and leaves it out of its text), cut at the stop string that stopped
+    them (`stop_reason`: vLLM stops at the one that completes first, where `answer_text` cuts). Without a tokenizer
+    (an engine stand-in's), the engine's text."""
     completions = getattr(output, "outputs", None) or []
     prompt_ids = getattr(output, "prompt_token_ids", None)
     prompt_tokens = len(prompt_ids) if prompt_ids is not None else None
@@ -183,7 +189,7 @@ def output_result(output: object) -> dict[str, Any]:
     first = completions[0]
     finish = getattr(first, "finish_reason", None)
     result = {
-        "text": first.text,
+        "text": engine_answer(first, tokenizer) if tokenizer is not None else first.text,
         "finish_reason": str(finish) if finish is not None else None,
         "prompt_tokens": prompt_tokens,
         "completion_tokens": len(first.token_ids) if getattr(first, "token_ids", None) is not None else None,
@@ -193,3 +199,12 @@ def output_result(output: object) -> dict[str, Any]:
     if result["finish_reason"] in ("abort", "error"):
         result["error"] = f"engine_error: generation ended with finish_reason={result['finish_reason']}"
     return result
+
+
+def engine_answer(completion: object, tokenizer: Decoder) -> str:
+    """A `CompletionOutput`'s answer from its ids (`output_result`)."""
+    ids = [int(i) for i in getattr(completion, "token_ids", None) or ()]
+    stop = getattr(completion, "stop_reason", None)
+    if getattr(completion, "finish_reason", None) == "stop" and not isinstance(stop, str) and ids:
+        ids = ids[:-1]  # the end-of-sequence or stop token (`stop_reason` its id, or None for the checkpoint's eos)
+    return answer_text(tokenizer, ids, (stop,) if isinstance(stop, str) else ())[0]

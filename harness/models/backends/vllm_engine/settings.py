@@ -70,6 +70,10 @@ SAMPLING_REFUSED = {
     "stop": "stop strings are the generation setting until: write --gen_kwargs until=TEXT",
     "n": "one answer is scored per request: n is always 1",
     "detokenize": "answers are read as text",
+    # an answer is the text the tokenizer decodes from its ids, as on every backend with the ids (`answer_text`)
+    "skip_special_tokens": "an answer is decoded without special tokens, as the hf backend decodes it",
+    "spaces_between_special_tokens": "an answer is decoded without special tokens, as the hf backend decodes it",
+    "include_stop_str_in_output": "an answer ends before its stop string, as the hf backend cuts it",
     "output_kind": "each answer is read whole, once it is finished",
 }
 

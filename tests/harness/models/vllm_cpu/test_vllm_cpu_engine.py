@@ -5,16 +5,17 @@ For each family of `ENGINE_FAMILIES` (a tiny checkpoint with 64-dim heads, `test
 engine a pytest run: the `hf` backend runs MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the
 `vllm` backend then runs the same rows through the `harness` command, float32, with `max_model_len` one token short
 of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran
-(MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, the prompt's token ids
-are the hf backend's (their sha256 in both journals) where the hf processor expands images as vLLM does, and the greedy
-answers are equal or differ only as the two detokenizers differ (below). The first family's `vllm` run is killed
-once an answer is journalled and resumed by the same command. vLLM's server (`served`) runs the
-first family's checkpoint behind the `openai` backend, which answers as the offline engine does and counts every
-prompt as the server does (issue 96, item 4; Idefics3's too).
+(MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, and where the hf
+processor expands images as vLLM does, the prompt's token ids are the hf backend's (their sha256 in both journals) and
+the greedy answers and their statuses are the hf backend's. The first family's `vllm` run is killed once an answer is
+journalled and resumed by the same command. vLLM's server (`served`) runs the first family's checkpoint behind the
+`openai` backend, which answers as the offline engine does and counts every prompt as the server does (issue 96, item
+4; Idefics3's too).
 
-vLLM's detokenizer and `tokenizer.decode` differ in one way on these tiny models' byte-level noise: where an answer
-cut at `max_gen_toks` ends inside a UTF-8 character, `decode` ends the text with U+FFFD, where vLLM's incremental
-detokenizer holds the incomplete bytes back and ends the text before them (its `DetokenizerOutput`).
+These tiny models' answers are byte-level noise, often cut at `max_gen_toks` inside a UTF-8 character or made of lone
+bytes: vLLM's incremental detokenizer holds such bytes back, where `tokenizer.decode` ends the text with U+FFFD. Both
+backends record the text the tokenizer decodes from the generated ids (`harness.models.shared.answer_text`, issue 96),
+so the same ids give the same answer and status; the served engine's text is the server's own (the last test).
 """
 
 from __future__ import annotations
@@ -202,33 +203,39 @@ def test_the_prompt_token_ids_are_the_hf_backend_s(runs: dict) -> None:
         assert vllm[key]["usage"]["prompt_tokens"] == hf[key]["usage"]["prompt_tokens"], key
 
 
-def test_greedy_answers_are_equal_but_where_the_detokenizers_differ(runs: dict) -> None:
-    """Equal, or (an answer cut at max_gen_toks inside a UTF-8 character) hf's ends in U+FFFD where vLLM's ends
-    before the incomplete bytes; both generated the same number of tokens."""
+def test_the_same_generated_ids_give_the_same_answer_and_status(runs: dict) -> None:
+    """Greedy, float32, the same prompt ids: both backends generated the same ids (as many, to the same end), and
+    record the same answer and status from them, U+FFFD and all (issue 96: hf `ok` with 12 x U+FFFD, vLLM `empty`
+    with "", for the same ids)."""
     vllm, hf = runs["vllm"], runs["hf"]
     ran = expanded_alike(runs)  # the same prompt on both
-    unexplained = []
     for key in ran:
         ours, theirs = vllm[key], hf[key]
         assert ours["usage"]["completion_tokens"] == theirs["usage"]["completion_tokens"], key
-        if ours["response"] == theirs["response"]:
-            continue
-        cut = theirs["finish_reason"] == "length" and theirs["response"].endswith(REPLACEMENT)
-        if not (cut and theirs["response"].rstrip(REPLACEMENT) == ours["response"].rstrip(REPLACEMENT)):
-            unexplained.append((key, ours["response"], theirs["response"]))
-    assert not unexplained
+        assert ours["finish_reason"] == theirs["finish_reason"], key
+        assert (ours["response"], ours["status"]) == (theirs["response"], theirs["status"]), key
 
 
-def test_the_prefix_cache_served_repeated_prefixes(runs: dict) -> None:
+# Families whose rows vLLM's CPU build serves no cached token of, measured (issue 96) and not yet explained: strict, so
+# that the day it serves them the test says so.
+NO_CACHE_HITS = {
+    "gemma3": "vLLM 0.32's CPU build served 0 cached tokens of the tiny Gemma 3's rows (its layers attend in sliding "
+    "windows of 512 beside full ones: a hybrid KV cache), prefix caching on",
+}
+
+
+def test_the_prefix_cache_served_repeated_prefixes(runs: dict, request: pytest.FixtureRequest) -> None:
     """Prefix caching is on (vLLM's default): rows sharing a haystack read its prefix from the cache, and the results
     record the cached tokens of each task as its journal does."""
     results = json.loads(next((runs["work"] / "vllm").glob("*/results_*.json")).read_text())
     cached = {task: usage.get("cached_tokens", 0) for task, usage in results["usage"].items()}
-    assert sum(cached.values()) > 0
     for task, tokens in cached.items():
         assert tokens == sum(
             r["usage"]["cached_tokens"] for r in runs["vllm"].values() if r["task"] == task and "usage" in r
         )
+    if runs["family"] in NO_CACHE_HITS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=NO_CACHE_HITS[runs["family"]]))
+    assert sum(cached.values()) > 0
 
 
 class RecordingProxy:
@@ -331,7 +338,10 @@ def test_a_served_engine_answers_as_the_offline_engine_and_the_viewer_shows_what
     offline, online = runs["vllm"], journals(work / "served")
     ran = [key for key, record in offline.items() if "usage" in record]
     for key in ran:
-        assert online[key]["response"] == offline[key]["response"], key
+        # a served answer is the server's text (no ids come back), which holds back bytes that end it inside a
+        # character: the offline answer, decoded from the ids, ends in U+FFFD there
+        answer, decoded = online[key]["response"], offline[key]["response"]
+        assert answer.rstrip(REPLACEMENT) == decoded.rstrip(REPLACEMENT), key
         assert online[key]["usage"]["prompt_tokens"] == offline[key]["usage"]["prompt_tokens"], key
         assert online[key]["token_count"] == online[key]["usage"]["prompt_tokens"], key  # counted as the server counts
     shown = [text for task in {task for task, _ in online} for text in shown_prompts(work / "served", task).values()]
