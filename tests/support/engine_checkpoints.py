@@ -25,9 +25,11 @@ CPU_HEAD_DIM = 64
 ENGINE_FAMILIES = ("qwen2.5-vl", "qwen3-vl", "idefics3", "internvl3", "pixtral")
 
 
-def engine_checkpoint(name: str) -> Path:
-    """`name`'s tiny checkpoint with 64-dim heads and a whole processor, written once per process."""
-    folder = tiny_checkpoint(name, head_dim=CPU_HEAD_DIM)
+def engine_checkpoint(name: str, heads: int = 1) -> Path:
+    """`name`'s tiny checkpoint with a whole processor, its attention in `heads` heads of 64 dims together (an engine
+    over N processes, `tensor_parallel_size=N`, splits the heads: N of them, of 64 / N dims each, since vLLM's Qwen2
+    takes a head's size as hidden_size / heads), written once per process."""
+    folder = tiny_checkpoint(name, head_dim=CPU_HEAD_DIM // heads, heads=heads)
     if (
         BY_NAME[name].model_args.get("processor") == "image_only"
         and not (folder / "video_preprocessor_config.json").exists()
