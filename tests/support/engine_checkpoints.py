@@ -32,9 +32,11 @@ AS_PUBLISHED: dict[str, tuple[tuple[str, ...], tuple[str, str]]] = {
 }
 
 
-def engine_checkpoint(name: str) -> Path:
-    """`name`'s tiny checkpoint with 64-dim heads and a whole processor, written once per process."""
-    folder = tiny_checkpoint(name, head_dim=CPU_HEAD_DIM)
+def engine_checkpoint(name: str, heads: int = 1) -> Path:
+    """`name`'s tiny checkpoint with a whole processor, its attention in `heads` heads of 64 dims together (an engine
+    over N processes, `tensor_parallel_size=N`, splits the heads: N of them, of 64 / N dims each, since vLLM's Qwen2
+    takes a head's size as hidden_size / heads), written once per process."""
+    folder = tiny_checkpoint(name, head_dim=CPU_HEAD_DIM // heads, heads=heads)
     if name in AS_PUBLISHED:
         folder = _as_published(folder, *AS_PUBLISHED[name])
     if (

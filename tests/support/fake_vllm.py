@@ -5,9 +5,8 @@ test_vllm_backend.py).
 
 Its answer describes what it received: `"<pid>|<CUDA_VISIBLE_DEVICES>|<message summaries>"`, where
 an image is `img:<uuid[:8]>:<w>x<h>`. A conversation whose text contains REJECT makes the whole call
-raise `ValueError`, as vLLM's validation does; DIE ends the process, HANG blocks for 30 s, KILL_ONCE:PATH kills its
-process (SIGKILL, as `kill -9`) unless the file PATH exists, which it then creates; a model named "explode" fails to
-load.
+raise `ValueError`, as vLLM's validation does; DIE ends the process, HANG blocks for 30 s; a model named "explode" fails
+to load. (A replica killed once and restarted: the real engine's, tests/harness/models/vllm_cpu.)
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import signal
 import time
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -76,11 +73,6 @@ class FakeLLM:
                             os._exit(3)  # a replica process that crashes (e.g. a CUDA fault)
                         if "HANG" in part["text"]:
                             time.sleep(30)  # a replica that stops answering
-                        if "KILL_ONCE:" in part["text"]:
-                            marker = Path(part["text"].split("KILL_ONCE:", 1)[1].split()[0])
-                            if not marker.exists():
-                                marker.touch()
-                                os.kill(os.getpid(), signal.SIGKILL)
                         pieces.append(f"{message['role']}:{part['text']}")
                     else:
                         image = part["image_pil"]

@@ -62,13 +62,13 @@ def _with_settings(processor: Any, settings: dict[str, Any]) -> Any:
     return processor
 
 
-def tiny_checkpoint(name: str, head_dim: int | None = None, **checkpoint_settings: Any) -> Path:
+def tiny_checkpoint(name: str, head_dim: int | None = None, heads: int = 1, **checkpoint_settings: Any) -> Path:
     """The family's tiny checkpoint folder (written once per process); `checkpoint_settings` over its image
     processor's published ones (a fine-tune that publishes other settings: Mantis's do_image_splitting); `head_dim`:
-    its language model's attention in heads of that size (`with_head_dim`)."""
+    its language model's attention in `heads` heads of that size (`with_head_dim`)."""
     family = _family(name)
     settings = {**family.checkpoint_settings, **checkpoint_settings}
-    key = (name, repr(sorted(settings.items())) + f"/{head_dim}")
+    key = (name, repr(sorted(settings.items())) + f"/{head_dim}x{heads}")
     if key not in _CHECKPOINTS:
         import torch
         from transformers import AutoModelForImageTextToText
@@ -79,7 +79,7 @@ def tiny_checkpoint(name: str, head_dim: int | None = None, **checkpoint_setting
         torch.manual_seed(0)
         config = family.make_config(tokenizer)
         if head_dim is not None:
-            with_head_dim(config.get_text_config(), head_dim)
+            with_head_dim(config.get_text_config(), head_dim, heads)
         model = AutoModelForImageTextToText.from_config(config).eval()
         for attribute in ("bos_token_id", "eos_token_id", "pad_token_id"):
             setattr(model.generation_config, attribute, getattr(tokenizer, attribute))
@@ -92,13 +92,14 @@ def tiny_checkpoint(name: str, head_dim: int | None = None, **checkpoint_setting
     return _CHECKPOINTS[key]
 
 
-def with_head_dim(text: Any, head_dim: int) -> None:
-    """A language model's attention as one head (one key-value head) of `head_dim`, its rotary sections scaled with
-    it: vLLM's CPU attention takes common head sizes only (`Unsupported CPU attention configuration: head_dim=16`)."""
+def with_head_dim(text: Any, head_dim: int, heads: int = 1) -> None:
+    """A language model's attention as `heads` heads (as many key-value heads) of `head_dim`, its rotary sections
+    scaled with it: vLLM's CPU attention takes common head sizes only (`Unsupported CPU attention configuration:
+    head_dim=16`); a tensor parallel engine splits the heads, so two processes need two (`heads=2`)."""
     before = getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
-    text.num_attention_heads = 1
+    text.num_attention_heads = heads
     if getattr(text, "num_key_value_heads", None):
-        text.num_key_value_heads = 1
+        text.num_key_value_heads = heads
     if getattr(text, "head_dim", None) or text.hidden_size != head_dim:
         text.head_dim = head_dim
     rope = getattr(text, "rope_parameters", None)

@@ -142,9 +142,19 @@ ADVICE = (
 )  # fmt: skip
 
 
+def _first_reason(err: BaseException) -> str:
+    """An exception's first line; pydantic's (vLLM's config checks: `VllmConfig`) says only how many errors there are
+    on it, and the first error's own words on the next."""
+    errors = getattr(err, "errors", None)
+    if type(err).__name__ == "ValidationError" and callable(errors):
+        with suppress(Exception):
+            return str(errors()[0]["msg"])
+    return str(err).split("\n")[0]
+
+
 def failure_line(err: BaseException, output: EngineOutput) -> str:
     """Why the engine could not start, in one line: vLLM's own reason from its processes' log (else the exception
     this process got), what to change where that is known, and where the whole log is."""
-    reason = engine_reason(list(output.lines)) or f"{type(err).__name__}: {err}".split("\n")[0]
+    reason = engine_reason(list(output.lines)) or f"{type(err).__name__}: {_first_reason(err)}"
     advice = next((text for pattern, text in ADVICE if re.search(pattern, reason)), None)
     return f"{reason}{f'; {advice}' if advice else ''} (the engine's log: {output.path})"

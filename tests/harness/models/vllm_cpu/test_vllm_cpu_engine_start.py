@@ -119,6 +119,21 @@ def test_heads_the_cpu_attention_refuses_are_refused_before_the_engine_starts(
     assert "Traceback" not in output and "engine ready" not in output
 
 
+def test_a_configuration_vllm_refuses_is_refused_in_one_line_with_vllm_s_reason(
+    needle_data: Path, tmp_path: Path
+) -> None:
+    """An engine over two processes of a checkpoint with one attention head: vLLM's config check (pydantic's
+    ValidationError, whose first line only counts its errors) refuses it; the run's line gives vLLM's words."""
+    code, output = run(needle_data, tmp_path / "out", f"{ENGINE},kv_cache_memory_bytes=64M,tensor_parallel_size=2")
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert (
+        "could not start: ValidationError: Value error, Total number of attention heads (1) must be divisible by "
+        "tensor parallel size (2)" in line
+    ), line
+    assert not left_behind()
+
+
 def test_an_engine_that_dies_mid_run_stops_it_in_one_line(needle_data: Path, tmp_path: Path) -> None:
     """The engine's core and worker (vLLM titles them `VLLM::EngineCore`, `VLLM::Worker`) killed once it is ready, while it generates (one request a call, 256 tokens
     each): the run stops in one line saying the engine died, and nothing of the engine is left."""
