@@ -83,4 +83,5 @@ def served_count(
     except Exception as err:  # a processor that needs remote code, transformers not installed: today's count
         return None, f"{model} is a checkpoint here, but {load_failure(model, err, offline=True)}"
     assert isinstance(count, ServedCount)  # `load` makes its own class
+    count.images_alone = True  # as `vllm serve` expands each image (`ProcessorCount.images_alone`)
     return count, ""
