@@ -365,8 +365,7 @@ class ProcessorCount:
         held = image_processor_settings(settled.processor)
         missed = self.counts_images and count_misses(settled.processor, settled.call)  # each image measured instead
         if self.counts_images and not missed:
-            several = None if self.images_alone else several_images(settled.processor, len(sizes))
-            if several is not None:
+            if not self.images_alone and (several := several_images(settled.processor, len(sizes))) is not None:
                 return several
             processor = settled.processor
             if any(own_size(processor, held, w, h) for w, h in sizes):
@@ -381,8 +380,7 @@ class ProcessorCount:
             if all(n is not None for n in counts):
                 return [int(n or 0) - framing for n in counts]
         if self.family is not None:
-            # The family's rule reads the settings the processor holds (a checkpoint's own: Mantis's unsplit images)
-            # under the request's own.
+            # The family's rule reads the settings the processor holds (Mantis's unsplit images) under the request's.
             return [self.family.image_tokens(w, h, {**held, **settings}) for w, h in sizes]
         return None
 
