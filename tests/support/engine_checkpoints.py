@@ -37,8 +37,6 @@ def engine_checkpoint(name: str, heads: int = 1) -> Path:
     over N processes, `tensor_parallel_size=N`, splits the heads: N of them, of 64 / N dims each, since vLLM's Qwen2
     takes a head's size as hidden_size / heads), written once per process."""
     folder = tiny_checkpoint(name, head_dim=CPU_HEAD_DIM // heads, heads=heads)
-    if name in AS_PUBLISHED:
-        folder = _as_published(folder, *AS_PUBLISHED[name])
     if (
         BY_NAME[name].model_args.get("processor") == "image_only"
         and not (folder / "video_preprocessor_config.json").exists()
@@ -46,7 +44,8 @@ def engine_checkpoint(name: str, heads: int = 1) -> Path:
         import transformers
 
         getattr(transformers, _video_processor(folder))().save_pretrained(folder)
-    return folder
+    # after the video processor: the copy loads the whole processor
+    return _as_published(folder, *AS_PUBLISHED[name]) if name in AS_PUBLISHED else folder
 
 
 def _video_processor(folder: Path) -> str:

@@ -159,6 +159,18 @@ CASES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def environment_kept() -> Any:
+    """The process's environment as it was: vLLM's CPU platform sets VLLM_WORKER_MULTIPROC_METHOD=spawn in it when a
+    config is made, which every later harness run of this pytest process would inherit (and record as the user's)."""
+    import os
+
+    kept = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(kept)
+
+
 @pytest.mark.parametrize(("family", "model_args", "request_settings"), CASES)
 def test_the_screen_counts_each_prompt_as_vllm_builds_it(
     family: Any, model_args: dict[str, str], request_settings: Settings, tmp_path: Path
