@@ -80,6 +80,15 @@ def journal_lines(out: Path) -> int:
     return sum(len(path.read_text().splitlines()) - 1 for path in out.glob("*/journal_*.jsonl"))
 
 
+def left_behind(seconds: float = 60.0) -> list[psutil.Process]:
+    """`engine_processes` still running `seconds` after a run ended: Ray's raylet ends a finished driver's actors
+    itself, a few seconds after the driver is gone (CI found both replicas still running at once)."""
+    deadline = time.monotonic() + seconds
+    while (found := engine_processes()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return found
+
+
 def engine_processes() -> list[psutil.Process]:
     """This process's descendants that are a replica or an engine's (Ray's workers and raylet are its children)."""
     found = []
@@ -131,7 +140,7 @@ def test_two_replicas_answer_every_row_as_one_process(
     served = [replica["engine_requests"] for replica in record["backend_stats"]]
     assert sum(served) == len(one_process) and min(served) > 0  # each row once, on both replicas
     assert record["replica_restarts"] == record["batches_rerun"] == 0
-    assert not engine_processes()
+    assert not left_behind()
 
 
 def test_a_replica_killed_mid_run_is_restarted_and_nothing_is_lost(
@@ -161,7 +170,7 @@ def test_a_replica_killed_mid_run_is_restarted_and_nothing_is_lost(
     assert record["images"]["object_store"] > 0 and record["images"]["read_by_replicas"] == 0
     # The killed replica's engine (no longer this process's descendant) ends once it reads that its parent has.
     _, alive = psutil.wait_procs(running, timeout=10)
-    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] and not engine_processes()
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] and not left_behind()
 
 
 def test_one_engine_over_two_processes_answers_as_one(one_process: dict, engine_data: Path, tmp_path: Path) -> None:
