@@ -109,6 +109,14 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
         the run passes it on purpose (`past_window`)."""
         window = self.count.processor.context_length if self.count.processor is not None else None
         context = within_window(self.settings, window)
+        if context != self.settings.max_model_len:  # said once, where the facts take it (the screen, the engine)
+            why = "the engine holds the window, a longer row is over_length (past_window=true runs past it)"
+            log.warning(
+                "vllm: max_model_len=%s is past the checkpoint's window (%s): %s",
+                self.settings.max_model_len,
+                window,
+                why,
+            )
         self._facts = replace(
             self._facts,
             context_length=context or self._facts.context_length,

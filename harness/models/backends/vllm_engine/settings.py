@@ -376,8 +376,6 @@ def within_window(settings: VLLMSettings, window: int | None) -> int | None:
     given = settings.max_model_len
     if given is None or window is None or settings.past_window or given <= window:
         return given
-    why = "the engine holds the window, a longer row is over_length (past_window=true runs past it)"
-    log.warning("vllm: max_model_len=%d is past the checkpoint's window (%d positions): %s", given, window, why)
     return window
 
 
