@@ -152,6 +152,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Aya Vision's tower (SigLIP 2 at 364 px, 14-px patches: 26 a side, pixel-shuffled by 2), as its processor's
     # img_size and CohereLabs/aya-vision-8b's config set it; the default 384 px is 27.4 patches a side
     "aya_vision": {"vision_config.image_size": 364},
+    # Aria's tower as rhymes-ai/Aria's config sets it (980 px in 14-px patches: the 4,900 patches its projector's
+    # patch_to_query_dict maps, as its processor's 980-px images make them); the default's 32-px patches make 900
+    "aria": {"vision_config.image_size": 980, "vision_config.patch_size": 14},
     # Granite 4 Vision's deepstack map and Q-Former window have no defaults (a checkpoint sets them)
     "granite4_vision": {
         "deepstack_layer_map": [[-1, 0], [-2, 1]],
@@ -202,6 +205,9 @@ PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
             "image_grid_pinpoints": [[384, 768], [768, 384], [768, 768]],
         },
     },
+    # ERNIE 4.5-VL's video processor draws each frame's time on it in a font its published checkpoints ship
+    # (Roboto-Regular.ttf), which a tiny one has not: frames undrawn (images are not touched)
+    "ernie4_5_vl_moe": {"video_processor": {"draw_on_frames": False}},
     # T5Gemma 2's images at its tiny tower's 256 px (`OVERRIDES`; its processor's default 896 px is google/t5gemma-2's)
     "t5gemma2": {"image_processor": {"size": {"height": 256, "width": 256}}},
 }
@@ -230,6 +236,14 @@ TOKEN_NAMES: dict[str, dict[str, str]] = {
         "frame_end_token_id": "<frame_end>",
         "image_low_res_id": "<im_low>",
     },
+}
+
+# Tokens a processor reads from its tokenizer by name with no default of its own (the factory names them `<|image|>`),
+# as the published tokenizers spell them, where vLLM looks them up by that spelling: openbmb/MiniCPM-V-4.6's chat
+# template writes `<|image_pad|>` (vLLM's MiniCPM-V 4.6 replaces that text, `get_placeholder_str`)
+PUBLISHED_TOKENS: dict[str, dict[str, str]] = {
+    "minicpmv4_6": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
+    "minicpmv4_7": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},  # 4.6's processing
 }
 
 # Token settings a published config has and the type's default lacks, though its model reads them: the token
@@ -494,6 +508,7 @@ def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
     except Exception as err:  # an import that fails here (a missing optional backend)
         raise CannotBuild(f"its processor does not import: {_reason(err)}") from err
     named, literals = _read_tokens(processor_class)
+    named.update(PUBLISHED_TOKENS.get(model_type, {}))
     fresh = {f"<|{_token_base(path[-1])}|>" for path in _config_tokens(config_dict)}
     text = _make_tokenizer(named, literals, fresh)
     geometry = _geometry(config_dict)
@@ -628,11 +643,27 @@ def _rope_sections(d: dict[str, Any], head_dim: int) -> None:
             sections = rope.get(key)
             if isinstance(sections, list) and sections and all(isinstance(s, int) for s in sections):
                 factor = rope.get("partial_rotary_factor", d.get("partial_rotary_factor", 1.0)) or 1.0
-                target = int(head_dim * factor) // 2
-                total = sum(sections)
-                scaled = [max(1, round(s * target / total)) for s in sections]
-                scaled[0] += target - sum(scaled)
-                rope[key] = scaled
+                rope[key] = scaled_sections(sections, int(head_dim * factor) // 2)
+
+
+def scaled_sections(sections: list[int], target: int) -> list[int]:
+    """mrope `sections` in proportion, summing to `target` (half the rotated dims of a head), none below one."""
+    scaled = [max(1, round(s * target / sum(sections))) for s in sections]
+    scaled[0] += target - sum(scaled)
+    return scaled
+
+
+def default_sections(model_type: str) -> list[int] | None:
+    """The mrope sections of the type's default config, else those its modeling file falls back on: the proportions
+    a published checkpoint's sections have."""
+    from transformers import AutoConfig
+
+    defaults = AutoConfig.for_model(model_type).to_dict()
+    for path in _subconfig_paths(defaults):
+        rope = _get(defaults, path).get("rope_parameters") or {}
+        if isinstance(rope.get("mrope_section"), list) and _text_like(path, _get(defaults, path)):
+            return list(rope["mrope_section"])
+    return _modeling_mrope(model_type, defaults)
 
 
 def _is_index_list(key: str, value: list[Any]) -> bool:
@@ -960,26 +991,54 @@ def parts(model_type: str) -> tuple[Any, Any]:
     return _generic(model_type)
 
 
-def build(model_type: str, folder: Path) -> Path:
+def build(
+    model_type: str, folder: Path, reshape: Callable[[Any, Any], None] | None = None, published_names: bool = False
+) -> Path:
     """The type's tiny checkpoint in `folder` (loaded by AutoModelForImageTextToText / AutoProcessor, its one-image
-    forward pass checked), or `CannotBuild` with the reason."""
+    forward pass checked), or `CannotBuild` with the reason. `reshape(processor, config)`: a change to the processor and
+    the shrunk config before the model is made (the CPU engine's head size: `engine_checkpoints`); `published_names`: its weights saved under
+    the names its published checkpoints have (`save_as_published`)."""
     if model_type not in image_text_types():
         raise CannotBuild(f"{model_type} is not an image-text-to-text type of this transformers")
     try:
         processor, config = _generic(model_type)
+        if reshape:
+            reshape(processor, config)
         model = _checked_model(processor, config)
     except CannotBuild as generic:
         if model_type not in _HAND_MADE:
             raise
         try:
             processor, config = _hand_made(model_type)
+            if reshape:
+                reshape(processor, config)
             model = _checked_model(processor, config)
         except Exception as err:
             raise CannotBuild(f"{generic} (its hand-made maker too: {err})") from err
     folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
+    if published_names:
+        save_as_published(model, folder)
+    else:
+        model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
+
+
+def save_as_published(model: Any, folder: Path) -> None:
+    """`model` saved under the weight names its published checkpoints have, as transformers saves a model it loaded
+    from one: its conversion mapping (`conversion_mapping.py`: the renames from a published checkpoint's names to the
+    model's) reversed whole. A model made from its config is saved with the mapping's prefix changes left out (CLIP's
+    and SigLIP's towers, whose published weights sit under `vision_model.`), which vLLM's loaders read as published
+    ("no module or parameter named 'vision_tower.embeddings'"). Loaded back, every weight must be found."""
+    from transformers import AutoModelForImageTextToText
+    from transformers.conversion_mapping import get_model_conversion_mapping
+
+    model._weight_conversions = get_model_conversion_mapping(model, add_legacy=False)
+    model.save_pretrained(folder)
+    _, info = AutoModelForImageTextToText.from_pretrained(folder, output_loading_info=True)
+    lost = [key for kind in ("missing_keys", "unexpected_keys", "mismatched_keys") for key in info.get(kind) or ()]
+    if lost:
+        raise CannotBuild(f"saved under its published names, transformers does not load back {lost[:3]}")
 
 
 def published_refusal(model_type: str, folder: Path) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from harness.models.aliases import ALIASES
 from tests.support.forward_families import BY_NAME
@@ -30,6 +31,133 @@ AS_PUBLISHED: dict[str, tuple[tuple[str, ...], tuple[str, str]]] = {
     "gemma3": (("\n", "\n\n", "\n\n\n", "\n\n\n\n"), ("vision_tower.", "vision_tower.vision_model.")),
     "llava-onevision": ((), ("vision_tower.", "vision_tower.vision_model.")),  # its SigLIP tower, as llava-hf's
 }
+
+
+# What the published checkpoints of a type hold that its tiny one (`checkpoint_factory`) lacks, and vLLM reads:
+# - tokens its processing looks up by their text: Gemma's SentencePiece vocabulary holds runs of newlines as tokens of
+#   their own, which vLLM's Gemma 3 processing reads (`vocab["\n\n"]`: KeyError '\n\n' for the tiny byte-level
+#   tokenizer, which spells a newline "Ċ");
+LOOKED_UP: dict[str, tuple[str, ...]] = {
+    "gemma3": ("\n", "\n\n", "\n\n\n", "\n\n\n\n"),
+    "paligemma": ("\n",),  # vLLM's PaliGemma ends the prompt with "\n" (`vocab["\n"]`)
+}
+# - config fields transformers' config classes do not declare (so a config they make lacks them), which vLLM's model
+#   reads as the published configs hold them: each from the setting that holds its value (`image_processor.` its
+#   processor's), the soft tokens of a Gemma 4 image (google/gemma-4-*'s `default_output_length`, the unified
+#   checkpoints' `num_soft_tokens`), LFM2's widths under their first names (LiquidAI/LFM2-VL-*: `block_dim`,
+#   `conv_dim`, the hidden size), Muse Glimmer's vision widths under the names vLLM's own config class reads (its
+#   defaults are the published sizes: `output_dim` the merged patches, `adapter_dim` the projector's width), and
+#   Qwen3-VL-MoE's `norm_topk_prob` (Qwen/Qwen3-VL-30B-A3B-*'s true: transformers' router always normalizes its
+#   top-k weights, and declares no such field);
+FIELDS: dict[str, dict[str, Any]] = {
+    "gemma4": {"vision_config.default_output_length": "image_processor.max_soft_tokens"},
+    "gemma4_unified": {"vision_config.num_soft_tokens": "image_processor.max_soft_tokens"},
+    "lfm2_vl": {"text_config.block_dim": "text_config.hidden_size", "text_config.conv_dim": "text_config.hidden_size"},
+    "muse_glimmer": {
+        "vision_config.output_dim": "out_hidden_size",
+        "vision_config.adapter_dim": "projector_hidden_size",
+        "vision_config.merge_kernel_size": "vision_config.merge_size",
+    },
+    "qwen3_vl_moe": {"text_config.norm_topk_prob": True},
+}
+# - config values a published config writes as one number where transformers' config class writes a pair: the
+#   InternVL-format vision sizes of baidu/Qianfan-OCR (448, 14), which vLLM's own Qianfan-OCR config reads as written
+#   (`image_size // patch_size`: "unsupported operand type(s) for //: 'list' and 'list'" on [448, 448]);
+ONE_NUMBER: dict[str, tuple[str, ...]] = {
+    "qianfan_ocr": ("vision_config.image_size", "vision_config.patch_size"),
+}
+# - rope settings the published configs set and the type's default leaves to the model, which transformers and vLLM
+#   default otherwise: the GLM-4 family's rotary half of each head (vLLM's GLM-4 takes 0.5 where none is set,
+#   transformers' GLM-4.1V and GLM-OCR 1.0), and the Qwen3-VL family's interleaved M-RoPE (`mrope_interleaved`, true
+#   in Qwen/Qwen3-VL-* and Qwen3.5's configs: transformers' models always interleave the axes, vLLM only where it is
+#   set, and otherwise positions an image's tokens otherwise);
+ROPE_SETTINGS: dict[str, dict[str, Any]] = {
+    "glm4v": {"partial_rotary_factor": 0.5},
+    "glm4v_moe": {"partial_rotary_factor": 0.5},
+    "glm_ocr": {"partial_rotary_factor": 0.5},
+    "qwen3_vl": {"mrope_interleaved": True},
+    "qwen3_vl_moe": {"mrope_interleaved": True},
+    "qwen3_5": {"mrope_interleaved": True},
+    "qwen3_5_moe": {"mrope_interleaved": True},
+    "qwen4_exp": {"mrope_interleaved": True},
+}
+# and every published config names its head size (`head_dim`), which vLLM's GLM-4.5V reads and a tiny config whose
+# width is one head leaves out.
+
+
+def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
+    """The tiny config and processor as the CPU engine runs them and as published (above): the language model's
+    attention in one head of 64 dims, its mrope sections those of the type's own proportions for that head."""
+    from tokenizers import AddedToken
+
+    from tests.support.checkpoint_factory import default_sections, scaled_sections
+    from tests.support.forward_pass import with_head_dim
+
+    text = config.get_text_config()
+    with_head_dim(text, CPU_HEAD_DIM)
+    text.head_dim = CPU_HEAD_DIM
+    rope = getattr(text, "rope_parameters", None) or {}
+    nested = {kind: settings for kind, settings in rope.items() if isinstance(settings, dict)}  # per layer type
+    for settings in nested.values() or [rope]:
+        settings.update(ROPE_SETTINGS.get(model_type, {}))
+        if settings.get("mrope_section"):
+            factor = settings.get("partial_rotary_factor") or 1.0
+            own = default_sections(model_type) or settings["mrope_section"]
+            settings["mrope_section"] = scaled_sections(own, int(CPU_HEAD_DIM * factor) // 2)
+    if rope:
+        text.rope_parameters = {**rope, **{kind: dict(settings) for kind, settings in nested.items()}}
+    if LOOKED_UP.get(model_type):
+        processor.tokenizer.add_tokens([AddedToken(t, normalized=False) for t in LOOKED_UP[model_type]])
+        text.vocab_size = len(processor.tokenizer)
+    for field, source in FIELDS.get(model_type, {}).items():
+        *owner, name = field.split(".")
+        if not isinstance(source, str):
+            value = source
+        else:
+            value = _attribute(processor if source.startswith("image_processor.") else config, source)
+        setattr(_attribute(config, ".".join(owner)), name, value)
+
+
+def _attribute(holder: Any, path: str) -> Any:
+    for name in filter(None, path.split(".")):
+        holder = getattr(holder, name)
+    return holder
+
+
+def type_checkpoint(model_type: str, folder: Path) -> Path:
+    """Any image-text-to-text type's tiny checkpoint (`tests.support.checkpoint_factory`) as the CPU engine runs it,
+    in `folder` (`_for_the_engine`), its weights under the names its published checkpoints have
+    (`save_as_published`). `CannotBuild` with the reason."""
+    from tests.support.checkpoint_factory import build
+
+    build(model_type, folder, reshape=lambda p, c: _for_the_engine(model_type, p, c), published_names=True)
+    if model_type in ONE_NUMBER:
+        config = json.loads((folder / "config.json").read_text())
+        for path in ONE_NUMBER[model_type]:
+            *owner, name = path.split(".")
+            part = config
+            for key in owner:
+                part = part[key]
+            if isinstance(part.get(name), list) and len(set(part[name])) == 1:
+                part[name] = part[name][0]
+        (folder / "config.json").write_text(json.dumps(config, indent=2))
+    return folder
+
+
+_TYPE_CHECKPOINTS: dict[str, Path] = {}
+
+
+def family_checkpoint(name: str) -> tuple[Path, dict[str, str], dict[str, str]]:
+    """An engine family's checkpoint, the `--model_args` both backends take (its alias's prompt style) and those of the
+    hf backend alone: a forward-pass family's (`engine_checkpoint`), or any model_type's as the engine sweep builds it
+    (`type_checkpoint`, written once per process)."""
+    if name in BY_NAME:
+        return engine_checkpoint(name), prompt_style(name), dict(BY_NAME[name].model_args)
+    if name not in _TYPE_CHECKPOINTS:
+        from tests.support.forward_pass import _root
+
+        _TYPE_CHECKPOINTS[name] = type_checkpoint(name, _root() / f"{name}-engine")
+    return _TYPE_CHECKPOINTS[name], type_style(name), {}
 
 
 def engine_checkpoint(name: str, heads: int = 1) -> Path:
@@ -61,6 +189,31 @@ def _video_processor(folder: Path) -> str:
     owners = [kind for kind, name in PROCESSOR_MAPPING_NAMES.items() if name == processor]
     kind = next(kind for kind in (model_type, *owners) if kind in VIDEO_PROCESSOR_MAPPING_NAMES)
     return str(VIDEO_PROCESSOR_MAPPING_NAMES[kind]["torchvision"])
+
+
+def _model_class(family: str) -> str:
+    """The transformers model class a forward-pass family is checked with (the first of its `classes`)."""
+    return BY_NAME[family].classes.split(",")[0].split(" ")[0]
+
+
+def family_type(name: str) -> str:
+    """The model_type of an engine family's checkpoints (a forward-pass family's by its model class)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    if name not in BY_NAME:
+        return name
+    return next(t for t, model in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.items() if model == _model_class(name))
+
+
+def type_style(model_type: str) -> dict[str, str]:
+    """The prompt style the harness's aliases run a type's checkpoints with (the first forward-pass family of its model
+    class whose alias names one: Pixtral's, whose published template reads a text part's `content`), else none (the
+    checkpoint's template, as given)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    model_class = MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.get(model_type)
+    mine = [f.name for f in BY_NAME.values() if f.runs and _model_class(f.name) == model_class]
+    return next((style for name in mine if (style := prompt_style(name))), {})
 
 
 def prompt_style(name: str) -> dict[str, str]:
