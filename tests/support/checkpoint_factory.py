@@ -185,6 +185,9 @@ PROCESSOR_CLASSES: dict[str, str] = {
 # above needs beside it.
 PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "smolvlm": {"processor": {"image_seq_len": 64}, "image_processor": {"max_image_size": {"longest_edge": 512}}},
+    # BLIP-2's processor writes as many image tokens as its num_query_tokens, which Salesforce/blip2-*'s processor
+    # configs set (the Q-Former's 32 queries, the config's own); unset, it writes none
+    "blip-2": {"processor": {"num_query_tokens": 32}},
     # Aya Vision's processor counts a token per 28 px (its default): the tower's 14-px patches, pixel-shuffled by 2
     "aya_vision": {"processor": {"patch_size": 28}},
     # Florence-2's processor writes as many image tokens as its image processor's image_seq_length, which
@@ -240,10 +243,14 @@ TOKEN_NAMES: dict[str, dict[str, str]] = {
 
 # Tokens a processor reads from its tokenizer by name with no default of its own (the factory names them `<|image|>`),
 # as the published tokenizers spell them, where vLLM looks them up by that spelling: openbmb/MiniCPM-V-4.6's chat
-# template writes `<|image_pad|>` (vLLM's MiniCPM-V 4.6 replaces that text, `get_placeholder_str`)
-PUBLISHED_TOKENS: dict[str, dict[str, str]] = {
+# template writes `<|image_pad|>` (vLLM's MiniCPM-V 4.6 replaces that text, `get_placeholder_str`); baidu/Qianfan-OCR's
+# InternVL tokens (vLLM's InternVL processing selects `<IMG_CONTEXT>` by its text)
+PUBLISHED_TOKENS: dict[str, dict[str, str | None]] = {
     "minicpmv4_6": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
     "minicpmv4_7": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},  # 4.6's processing
+    "qianfan_ocr": {"context_image_token": "<IMG_CONTEXT>", "start_image_token": "<img>", "end_image_token": "</img>"},
+    # Salesforce/blip2-*'s tokenizers hold none: Blip2Processor adds its own `<image>` (an AddedToken it reads back)
+    "blip-2": {"image_token": None},
 }
 
 # Token settings a published config has and the type's default lacks, though its model reads them: the token
@@ -509,6 +516,7 @@ def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
         raise CannotBuild(f"its processor does not import: {_reason(err)}") from err
     named, literals = _read_tokens(processor_class)
     named.update(PUBLISHED_TOKENS.get(model_type, {}))
+    named = {name: token for name, token in named.items() if token is not None}
     fresh = {f"<|{_token_base(path[-1])}|>" for path in _config_tokens(config_dict)}
     text = _make_tokenizer(named, literals, fresh)
     geometry = _geometry(config_dict)
@@ -1025,20 +1033,30 @@ def build(
 
 
 def save_as_published(model: Any, folder: Path) -> None:
-    """`model` saved under the weight names its published checkpoints have, as transformers saves a model it loaded
-    from one: its conversion mapping (`conversion_mapping.py`: the renames from a published checkpoint's names to the
-    model's) reversed whole. A model made from its config is saved with the mapping's prefix changes left out (CLIP's
-    and SigLIP's towers, whose published weights sit under `vision_model.`), which vLLM's loaders read as published
-    ("no module or parameter named 'vision_tower.embeddings'"). Loaded back, every weight must be found."""
+    """`model` saved under the weight names and layouts its published checkpoints have, as transformers saves a model
+    it loaded from one: its conversion mapping (`conversion_mapping.py`: the renames and transposes from a published
+    checkpoint's weights to the model's) reversed whole. A model made from its config is saved with the mapping's
+    prefix changes left out (CLIP's and SigLIP's towers, whose published weights sit under `vision_model.`), and a
+    transpose the loader makes only where the shapes say so (`Transpose(check_dims=True)`: Qwen3-VL-MoE's fused
+    experts, published `[experts, hidden, intermediate]`) is never made on saving; vLLM's loaders read the published
+    ones ("no module or parameter named 'vision_tower.embeddings'"). Loaded back, every weight is found, and equal."""
+    import torch
     from transformers import AutoModelForImageTextToText
     from transformers.conversion_mapping import get_model_conversion_mapping
+    from transformers.core_model_loading import Transpose
 
-    model._weight_conversions = get_model_conversion_mapping(model, add_legacy=False)
+    conversions = get_model_conversion_mapping(model, add_legacy=False)
+    for operation in (op for conversion in conversions for op in getattr(conversion, "operations", ())):
+        if isinstance(operation, Transpose):
+            operation.check_dims = False  # on saving, as published; on loading, the shapes tell
+    model._weight_conversions = conversions
     model.save_pretrained(folder)
-    _, info = AutoModelForImageTextToText.from_pretrained(folder, output_loading_info=True)
+    loaded, info = AutoModelForImageTextToText.from_pretrained(folder, output_loading_info=True)
     lost = [key for kind in ("missing_keys", "unexpected_keys", "mismatched_keys") for key in info.get(kind) or ()]
+    mine, back = model.state_dict(), loaded.state_dict()
+    lost += [key for key, value in mine.items() if key in back and not torch.equal(value, back[key])]
     if lost:
-        raise CannotBuild(f"saved under its published names, transformers does not load back {lost[:3]}")
+        raise CannotBuild(f"saved under its published names, transformers does not load back {lost[:3]} as saved")
 
 
 def published_refusal(model_type: str, folder: Path) -> str | None:

@@ -48,17 +48,27 @@ LOOKED_UP: dict[str, tuple[str, ...]] = {
 #   `conv_dim`, the hidden size), Muse Glimmer's vision widths under the names vLLM's own config class reads (its
 #   defaults are the published sizes: `output_dim` the merged patches, `adapter_dim` the projector's width), and
 #   Qwen3-VL-MoE's `norm_topk_prob` (Qwen/Qwen3-VL-30B-A3B-*'s true: transformers' router always normalizes its
-#   top-k weights, and declares no such field);
+#   top-k weights, and declares no such field), values a model's own code holds and the published configs say;
 FIELDS: dict[str, dict[str, Any]] = {
     "gemma4": {"vision_config.default_output_length": "image_processor.max_soft_tokens"},
     "gemma4_unified": {"vision_config.num_soft_tokens": "image_processor.max_soft_tokens"},
-    "lfm2_vl": {"text_config.block_dim": "text_config.hidden_size", "text_config.conv_dim": "text_config.hidden_size"},
+    # and its SigLIP 2 tower without the pooling head LiquidAI/LFM2-VL-*'s leave out (`vision_use_head` false), which
+    # vLLM's tower has no place for
+    "lfm2_vl": {
+        "text_config.block_dim": "text_config.hidden_size",
+        "text_config.conv_dim": "text_config.hidden_size",
+        "vision_config.vision_use_head": False,
+    },
     "muse_glimmer": {
         "vision_config.output_dim": "out_hidden_size",
         "vision_config.adapter_dim": "projector_hidden_size",
         "vision_config.merge_kernel_size": "vision_config.merge_size",
     },
     "qwen3_vl_moe": {"text_config.norm_topk_prob": True},
+    # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
+    "glm4v_moe": {"text_config.use_qk_norm": False},
+    # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
+    "cohere_compass": {"tie_word_embeddings": "text_config.tie_word_embeddings"},
 }
 # - config values a published config writes as one number where transformers' config class writes a pair: the
 #   InternVL-format vision sizes of baidu/Qianfan-OCR (448, 14), which vLLM's own Qianfan-OCR config reads as written
@@ -96,6 +106,16 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
     text = config.get_text_config()
     with_head_dim(text, CPU_HEAD_DIM)
     text.head_dim = CPU_HEAD_DIM
+    # a gated delta net's heads (Qwen3.5's: the CPU kernel takes multiples of 32, `chunk_gated_delta_rule_cpu`) and an
+    # indexer's (Qwen4-Exp's, which meets the attention's queries) as wide as the attention's
+    for other in ("linear_key_head_dim", "linear_value_head_dim", "indexer_head_dim"):
+        if getattr(text, other, None):
+            setattr(text, other, CPU_HEAD_DIM)
+    if 2 * (getattr(text, "moe_intermediate_size", None) or 0) == text.hidden_size:
+        # fused experts of square gate_up matrices, whose published layout (transposed) transformers' loader cannot
+        # tell from its own by their shape: no published checkpoint's experts are square (Qwen3-VL-30B-A3B: 2 x 768
+        # against 2048)
+        text.moe_intermediate_size = CPU_HEAD_DIM * 3 // 4
     rope = getattr(text, "rope_parameters", None) or {}
     nested = {kind: settings for kind, settings in rope.items() if isinstance(settings, dict)}  # per layer type
     for settings in nested.values() or [rope]:

@@ -331,6 +331,35 @@ def test_a_row_the_engine_refuses_for_its_length_is_over_length_not_an_error() -
     assert error_status(results[1]["error"]) == OVER_LENGTH
 
 
+def test_a_row_of_more_images_than_vllm_s_model_takes_is_too_many_images_not_an_error() -> None:
+    """vLLM's own refusal of a prompt of more images than its model of the checkpoint takes (PaliGemma's one a prompt,
+    which no `max_images` said: issue 104's sweep recorded 7 such rows engine_rejected, errors a rerun repeats), met by
+    the backend's bisecting call: the row is too_many_images with vLLM's figure, as the screen would have recorded it."""
+    from types import SimpleNamespace
+
+    from vllm.multimodal.processing.context import BaseProcessingInfo
+
+    from harness.api import TOO_MANY_IMAGES, error_status
+    from harness.models.backends.vllm_engine.requests import engine_refused
+    from harness.models.shared.engine_calls import call_bisecting
+
+    info = SimpleNamespace(supported_mm_limits={"image": 1}, allowed_mm_limits={"image": 10})
+
+    def send(indices: list[int]) -> list[object]:
+        for i in indices:  # the second request holds five images
+            BaseProcessingInfo.validate_num_items(info, "image", 5 if i == 1 else 1)  # type: ignore[arg-type]
+        return [{"text": "fine"} for _ in indices]
+
+    results: list[Any] = [None, None, None]
+    call_bisecting([0, 1, 2], send, dict, results, engine="vLLM", over_length=engine_refused)
+    assert results[0] == results[2] == {"text": "fine"}
+    assert (
+        results[1]["error"]
+        == "too_many_images: vLLM takes at most 1 image(s) in one prompt of this model: vLLM refused it"
+    )
+    assert error_status(results[1]["error"]) == TOO_MANY_IMAGES
+
+
 # The served checkpoints whose count is checked against the server's: the first family's, and Idefics3's, whose
 # tokenizer adds a BOS its template writes too (a chat-completions server adds none) and whose template reads a turn's
 # first part (an image first: "User:", where the hf style's empty text before it renders "User: ").
