@@ -43,6 +43,12 @@ def feature_name(feature: object) -> str:
     return f"{kind}()"
 
 
+def shown(feature: object, most: int = 200) -> str:
+    """`feature_name(feature)`, cut to `most` characters, for a message of one line."""
+    name = feature_name(feature)
+    return name if len(name) <= most else f"{name[:most]}..."
+
+
 def arrow_text(arrow: pa.DataType) -> str:
     """An Arrow type as text, list fields unnamed (`list<element: string>` and `list<item: string>` are one type)."""
     if pa.types.is_fixed_size_list(arrow):
@@ -103,7 +109,7 @@ def check_schema(
         declared = features.get(name)
         if name in contract_features and declared is not None and not _same_feature(declared, contract_features[name]):
             raise UserError(
-                f"{file}: column {name!r} is declared {feature_name(declared)} from row 0, where the data contract "
+                f"{file}: column {name!r} is declared {shown(declared)} from row 0, where the data contract "
                 f"says {feature_name(contract_features[name])}"
             )
         if declared is None:
@@ -112,8 +118,8 @@ def check_schema(
         found = arrow_text(schema.field(name).type)
         if expected is not None and expected != found:
             raise UserError(
-                f"{file}: column {name!r} holds {found} from row 0, where its features declare "
-                f"{feature_name(declared)} ({expected})"
+                f"{file}: column {name!r} holds {found[:200]} from row 0, where its features declare "
+                f"{shown(declared)} ({expected[:200]})"
             )
 
 
@@ -210,7 +216,6 @@ def read_as_text(features: Mapping[str, object], name: str, key: str, file: str)
     fits = arrow in STRINGS or (key == "doc_to_target" and arrow in tuple(f"list<{s}>" for s in STRINGS))
     if declared is not None and not fits:
         raise UserError(
-            f"{file}: column {name!r} is declared {feature_name(declared)} from row 0, where the task's {key} "
-            "reads a string"
+            f"{file}: column {name!r} is declared {shown(declared)} from row 0, where the task's {key} reads a string"
         )
     return Expected("a string", f"the task's {key}")
