@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from builders.core import contract
 from harness.errors import UserError
 from harness.inputs import declared_columns
-from harness.inputs.integrity import DataFile, check_image_bytes, resolve_inside
+from harness.inputs.integrity import DataFile, check_image_bytes, check_image_size, resolve_inside
 
 # Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
 # document finds its images; dropped from what the hooks render and score.
@@ -348,17 +348,27 @@ class RowImage:
     the sha256 its row declares where it declares one. A class, not a closure, so that a Ray pool can tell where the
     bytes lie (`harness.inputs.build_images.locate`) and let its replicas read them themselves."""
 
-    __slots__ = ("column", "doc_id", "index", "declared")
+    __slots__ = ("column", "doc_id", "index", "declared", "size")
 
-    def __init__(self, column: ImageColumn | SharedImageColumn, doc_id: int, index: int, declared: str | None) -> None:
+    def __init__(
+        self,
+        column: ImageColumn | SharedImageColumn,
+        doc_id: int,
+        index: int,
+        declared: str | None,
+        size: tuple[int, int] | None = None,
+    ) -> None:
         self.column = column
         self.doc_id = doc_id
         self.index = index
         self.declared = declared
+        self.size = size  # (width, height), as its row's `image_sizes` declares it
 
     def __call__(self) -> bytes:
         data = self.column.read(self.doc_id, self.index)
-        return check_image_bytes(data, self.declared) if self.declared is not None else data
+        if self.declared is not None:
+            check_image_bytes(data, self.declared)
+        return check_image_size(data, self.size, self.declared) if self.size is not None else data
 
 
 def image_table(files: list[DataFile], location: str) -> contract.ImageTable:

@@ -338,6 +338,34 @@ def test_the_response_cache_answers_only_for_verified_images(
     assert (config["cache_hits"], config["requests_sent"]) == (9, 0)  # the others from the cache, nothing sent
 
 
+def test_an_image_larger_than_its_row_declares_is_never_decoded(
+    tmp_path: Path, data_dir: Path, harness, broken_image, monkeypatch
+) -> None:
+    """Issue 106, item 3: row 0's image replaced by a 2,000 x 2,000 PNG, its sha256 declared to match and its
+    `image_sizes` left at 512 x 512: its header is read against the row's size before a pixel is decoded, and its
+    sample is `invalid_input` in one line (before, it was decoded whole, and scored: 2.4 GB at 12,000 x 12,000)."""
+    import io
+
+    from PIL import Image, ImageFile
+
+    root = _copy_build(data_dir, tmp_path)
+    png = io.BytesIO()
+    Image.new("L", (2000, 2000)).save(png, "PNG")
+    broken_image(root / "mmneedle", "m1_n2_k1", 0, png.getvalue())
+    decoded: list[tuple[int, int]] = []
+    load = ImageFile.ImageFile.load
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda image: decoded.append(image.size) or load(image))
+    with registered_model("test_reads_images_cached", ReadsImagesCached):  # decoded before the cache is asked
+        run = harness(*run_args(TASK, "test_reads_images_cached", data_dir=root, out=tmp_path / "out"))
+    assert run.code == 0, run.err
+    samples = {s["doc_id"]: s for s in run.samples("test_reads_images_cached", TASK)}
+    assert samples[0]["status"] == "invalid_input" and samples[0]["error"].endswith(
+        "its header says 2000 x 2000, where its row's image_sizes declares 512 x 512; not decoded"
+    )
+    assert {samples[i]["status"] for i in range(1, 12)} == {"ok"}
+    assert decoded and (2000, 2000) not in decoded  # the others decoded; it never was
+
+
 def test_an_input_policys_scaled_images_are_checked_through_their_source(
     tmp_path: Path, data_dir: Path, harness, edit_build, monkeypatch
 ) -> None:
