@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,9 @@ from builders.core import contract
 from harness.errors import UserError
 from harness.inputs import declared_columns
 from harness.inputs.integrity import DataFile, check_image_bytes, check_image_size, resolve_inside
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 # Each row's position in the split's files: kept through `process_docs` (which may select rows), so that a
 # document finds its images; dropped from what the hooks render and score.
@@ -190,7 +193,7 @@ class SplitFiles:
                 metadata
             )
 
-    def _decoded(self, pf: Any, group: int, names: list[str], start: int) -> int:
+    def _decoded(self, pf: pq.ParquetFile, group: int, names: list[str], start: int) -> int:
         """The decoded bytes of the columns `names` in row group `group` of `pf` (the split's rows from `start`), as
         the file's metadata counts them; a `UserError` naming the largest column where they pass `ROW_GROUP_MOST`."""
         meta = pf.metadata.row_group(group)
