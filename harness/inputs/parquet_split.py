@@ -6,10 +6,11 @@ one), so that a caller keeps only the rows it uses; each piece a pyarrow Table w
 files' `huggingface` schema metadata) in its metadata as `datasets` writes them, so that a `datasets.Dataset` made of
 it (where a task's `process_docs` takes one: `harness.running.task.process_docs`) reads them as `datasets` would;
 nothing here imports `datasets`. A row group is read only when Parquet's own count of its columns' decoded bytes (the
-file's metadata, read before a row is) is within `ROW_GROUP_MOST`. Image columns are not read: their bytes are read from the file's row group when a request's
-batch runs (`ImageColumn`, through `builders.core.contract.ParquetColumn`), and how many images each row holds
-comes from the image structs' `path` leaf, without a byte of the images. A build that stores its images once is
-read the same way through its image table (`SharedImageColumn`).
+file's metadata, read before a row is) is within `ROW_GROUP_MOST`. Image columns are not read: their bytes are read
+from the file's row group when a request's batch runs (`ImageColumn`, through `builders.core.contract.ParquetColumn`),
+and how many images each row holds comes from the image structs' `path` leaf (a row group's at a time), without a
+byte of the images. A build that stores its images once is read the same way through its image table
+(`SharedImageColumn`).
 """
 
 from __future__ import annotations

@@ -169,8 +169,8 @@ class TaskRows:
     def load(
         self, data_dir: Path | str | None = None, limit: float | None = None, trust_unverified: bool = False
     ) -> None:
-        """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
-        `--limit` (first N docs, or a fraction)."""
+        """Load the split (verified, or with `trust_unverified` data that cannot be) and read its documents: the rows
+        `process_docs` keeps, the first `--limit` of them (N docs, or a fraction), as they are read (`read_docs`)."""
         self.data = load_task_dataset(self.config, data_dir, trust_unverified)
         known = self._counted.get((self.data.fingerprint, limit))  # read again: only as far as the documents go
         try:
