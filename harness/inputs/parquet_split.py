@@ -16,7 +16,6 @@ byte of the images. A build that stores its images once is read the same way thr
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -30,6 +29,7 @@ import pyarrow.compute as pc
 from builders.core import contract
 from harness.errors import UserError
 from harness.inputs import declared_columns
+from harness.inputs.declared_columns import HF_METADATA, features_metadata, hf_features, is_image_feature
 from harness.inputs.integrity import DataFile, check_image_bytes, check_image_size, resolve_inside
 
 if TYPE_CHECKING:
@@ -40,63 +40,13 @@ if TYPE_CHECKING:
 SOURCE_ROW = "__source_row__"
 # An image a row names by path inside its build (`Image()` with a path): at most what any release's image may hold.
 IMAGE_MOST = 256 * contract.MiB
-HF_METADATA = b"huggingface"  # the schema metadata key under which `datasets` writes a table's features
-# The text and numbers of one row group read at once, as decoded (Parquet's count): the builders write row groups of
-# about 64 MiB (`builders.core.parquet_writer.ROW_GROUP_BYTES`); a cell larger than this is refused before it is read.
+# The columns of one row group read at once (its text and numbers; an image column), as decoded (Parquet's count): the
+# builders write row groups of about 64 MiB (`builders.core.parquet_writer.ROW_GROUP_BYTES`); a cell larger than this
+# is refused before it is read.
 ROW_GROUP_MOST = 512 * contract.MiB
 # A larger row group is read in pieces of about this many decoded bytes (Parquet's count, which a column that repeats
 # its values counts small), and of at most this many rows.
 PIECE_BYTES, PIECE_ROWS = 64 * contract.MiB, 65_536
-FEATURE_DEPTH_MOST = 32  # levels of nested features (the contract's deepest: `List(List(Value))`)
-
-
-def hf_features(schema: pa.Schema, location: str = "") -> dict[str, object]:
-    """Each column's `datasets` feature as the schema's `huggingface` metadata records it (`Features.to_dict()`), {}
-    where it records none (`datasets` then infers plain features from the Arrow types: no image columns)."""
-    raw = (schema.metadata or {}).get(HF_METADATA)
-    if raw is None:
-        return {}
-    try:
-        features = json.loads(raw)["info"]["features"]
-    except (ValueError, KeyError, TypeError, RecursionError) as err:
-        why = "nested too deep to read" if isinstance(err, RecursionError) else str(err)[:200]
-        raise UserError(
-            f"{location}: its {HF_METADATA.decode()} schema metadata is not datasets' features ({why})"
-        ) from None
-    if not isinstance(features, dict):
-        return {}
-    for name, feature in features.items():
-        if _depth(feature) > FEATURE_DEPTH_MOST:
-            raise UserError(
-                f"{location}: column {str(name)[:100]!r} is declared a feature nested more than "
-                f"{FEATURE_DEPTH_MOST} levels deep in its {HF_METADATA.decode()} schema metadata"
-            )
-    return features
-
-
-def _depth(feature: object) -> int:
-    """How deep `feature` nests (a value: 0), counted without recursion, and at most one past `FEATURE_DEPTH_MOST`."""
-    depth, level = 0, [feature]
-    while level and depth <= FEATURE_DEPTH_MOST:
-        level = [v for f in level for v in (f.values() if isinstance(f, dict) else f if isinstance(f, list) else ())]
-        depth += 1 if level else 0
-    return depth
-
-
-def with_features(table: pa.Table, features: Mapping[str, object]) -> pa.Table:
-    """`table` with `features` (of its columns) as its `huggingface` metadata, or none where there are none."""
-    return table.replace_schema_metadata(_features_metadata(features))
-
-
-def _features_metadata(features: Mapping[str, object]) -> dict[bytes, str] | None:
-    return {HF_METADATA: json.dumps({"info": {"features": features}})} if features else None
-
-
-def is_image_feature(feature: object) -> bool:
-    """A feature that is or holds an `Image()` (the contract's `images`: a list of them)."""
-    if isinstance(feature, dict):
-        return feature.get("_type") == "Image" or any(is_image_feature(value) for value in feature.values())
-    return isinstance(feature, list) and any(is_image_feature(value) for value in feature)
 
 
 def _image_leaf(schema: Any, column: str) -> str:
@@ -137,6 +87,7 @@ class SplitFiles:
         self.columns = schema.names
         self.image_columns = [name for name, feature in self.features.items() if is_image_feature(feature)]
         self._counts: dict[tuple[str, int], list[int]] = {}  # by column and row group (`_starts`)
+        self._within: set[tuple[str, int]] = set()  # image columns' row groups checked against `ROW_GROUP_MOST`
         self._starts: list[tuple[int, int, int]] = []  # each row group's first row in the split, file and number
         first = 0
         for number, pf in enumerate(self.parquet):
@@ -171,7 +122,7 @@ class SplitFiles:
                 first = str(self.files[0].path)
                 expected[name] = declared_columns.read_as_text(self.features, name, key, first)
         kept = {n: self.features[n] for n in names if n in self.features}
-        metadata = _features_metadata(kept and {**kept, SOURCE_ROW: {"dtype": "int64", "_type": "Value"}})
+        metadata = features_metadata(kept and {**kept, SOURCE_ROW: {"dtype": "int64", "_type": "Value"}})
         start = 0
         for file, pf in zip(self.files, self.parquet, strict=True):
             for group in range(pf.metadata.num_row_groups):
@@ -209,15 +160,15 @@ class SplitFiles:
             rows = "" if meta.num_rows == 1 else f" and the {meta.num_rows - 1:,} after it in its row group"
             raise UserError(
                 f"{self.where(start)}{rows}: column {column!r} holds {sizes[column] / contract.MiB:,.1f} MiB decoded "
-                f"(Parquet's count), past the {contract.size_text(ROW_GROUP_MOST)} of text and numbers the harness "
-                "reads of one row group; nothing of it was read"
+                f"(Parquet's count), past the {contract.size_text(ROW_GROUP_MOST)} the harness reads of one row group "
+                "at once; nothing of it was read"
             )
         return sum(sizes.values())
 
     def count(self, column: str, row: int) -> int:
         """How many images `row`'s cell of `column` holds, from the row group that holds it (read once, its `path`
         leaf alone: no image bytes)."""
-        place = bisect.bisect_right(self._starts, (row, len(self.parquet))) - 1
+        place = self._group_of(row)
         first, file, group = self._starts[place]
         if (column, place) not in self._counts:
             pf = self.parquet[file]
@@ -228,6 +179,28 @@ class SplitFiles:
                 counts = pc.cast(values.is_valid(), pa.int8()).to_pylist()
             self._counts[(column, place)] = counts
         return self._counts[(column, place)][row - first]
+
+    def _group_of(self, row: int) -> int:
+        """The row group (its place in `_starts`) that holds the split's `row`."""
+        return bisect.bisect_right(self._starts, (row, len(self.parquet))) - 1
+
+    def _image_group(self, column: str, row: int) -> None:
+        """A ValueError (its sample `invalid_input`) where the row group holding `row` stores more of the image column
+        `column` than `ROW_GROUP_MOST` (Parquet's count, from the file's metadata): `contract.ParquetColumn` reads an
+        image column a row group at a time."""
+        place = self._group_of(row)
+        if (column, place) not in self._within:
+            first, file, group = self._starts[place]
+            try:
+                self._decoded(self.parquet[file], group, [column], first)
+            except UserError as err:
+                raise ValueError(str(err)) from None
+            self._within.add((column, place))
+
+    def cell(self, column: str, row: int) -> Any:
+        """The cell of the image column `column` in `row`, as a pyarrow scalar (`Image(decode=False)`'s fields)."""
+        self._image_group(column, row)
+        return self.reader(column).cell(row)
 
     def reader(self, column: str) -> contract.ParquetColumn:
         if column not in self._readers:
@@ -244,6 +217,7 @@ class SplitFiles:
         plainly); None for an image stored by path."""
         if column not in self._listed:  # `schema_arrow` builds the schema again on every call
             self._listed[column] = pa.types.is_list(self.parquet[0].schema_arrow.field(column).type)
+        self._image_group(column, row)
         return self.reader(column).image_bytes(row, index if self._listed[column] else None)
 
 
@@ -294,13 +268,13 @@ class ImageColumn:
 
     def value(self, doc_id: int) -> Any:
         """The cell as `Image(decode=False)` gives it (`{"bytes", "path"}`, or a list of them)."""
-        return self.split.reader(self.column).cell(int(self.rows[doc_id])).as_py()
+        return self.split.cell(self.column, int(self.rows[doc_id])).as_py()
 
     def read(self, doc_id: int, index: int) -> bytes:
         row = int(self.rows[doc_id])
         data = self.split.image_bytes(self.column, row, index)
         if data is None:
-            cell = self.split.reader(self.column).cell(row)
+            cell = self.split.cell(self.column, row)
             item = cell.values[index] if isinstance(cell, pa.ListScalar | pa.LargeListScalar) else cell
             path = item["path"].as_py() if "path" in item.type.names else None
             if not path or self.folder is None:

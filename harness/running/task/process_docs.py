@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from harness.inputs.build_files import datasets_quiet
-from harness.inputs.parquet_split import hf_features, with_features
+from harness.inputs.declared_columns import hf_features, with_features
 from harness.running.task.hook import TaskHook, call_hook
 
 RowDecoder = Callable[[dict[str, Any]], dict[str, Any]]  # a row as Arrow gives it -> the row as `datasets` does

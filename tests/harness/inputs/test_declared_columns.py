@@ -171,7 +171,7 @@ def test_a_cell_past_the_stated_bound_is_refused_before_it_is_read(
     (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error")]
     rows = "row 3" if group == 1 else "row 0 and the 23 after it in its row group"
     assert line.startswith(f"harness: error: {shard}: {rows}: column 'prompt' holds 2.0 MiB decoded"), line
-    assert "past the 1 MiB of text and numbers the harness reads of one row group; nothing of it was read" in line
+    assert "past the 1 MiB the harness reads of one row group at once; nothing of it was read" in line
 
 
 def test_an_image_table_of_strings_stops_in_one_line(

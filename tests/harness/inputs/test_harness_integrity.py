@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -364,6 +365,46 @@ def test_an_image_larger_than_its_row_declares_is_never_decoded(
     )
     assert {samples[i]["status"] for i in range(1, 12)} == {"ok"}
     assert decoded and (2000, 2000) not in decoded  # the others decoded; it never was
+
+
+def test_an_image_past_the_stated_bound_is_not_read(
+    tmp_path: Path, data_dir: Path, harness, edit_table, monkeypatch
+) -> None:
+    """Issue 106, item 2, for an image: a row group storing more of an image column than the harness reads of one at
+    once (`ROW_GROUP_MOST`, lowered to 1 MiB here; row 0's image 1.4 MiB of noise, its sha256 and size declared, row
+    groups of one row) is not read: its sample is `invalid_input` in one line naming the column and the row, from the
+    file's metadata; the other rows' images are read."""
+    import hashlib
+    import io
+    import random
+
+    from PIL import Image
+
+    from builders.core import contract
+    from harness.inputs import parquet_split
+
+    monkeypatch.setattr(parquet_split, "ROW_GROUP_MOST", contract.MiB, raising=False)
+    png = io.BytesIO()
+    Image.frombytes("L", (1200, 1200), random.Random(0).randbytes(1200 * 1200)).save(png, "PNG")
+    data = png.getvalue()
+
+    def edit(table):
+        rows = table.to_pylist()
+        rows[0]["images"][0]["bytes"], rows[0]["image_sha256"] = data, [hashlib.sha256(data).hexdigest()]
+        rows[0]["image_sizes"] = [[1200, 1200]]
+        return pa.Table.from_pylist(rows, schema=table.schema)
+
+    root = _copy_build(data_dir, tmp_path)
+    shard = edit_table(root / "mmneedle", "m1_n2_k1", edit, row_group_size=1)
+    with registered_model("test_reads_images", ReadsImages):
+        run = harness(*run_args(TASK, "test_reads_images", data_dir=root, out=tmp_path / "out"))
+    assert run.code == 0, run.err
+    samples = {s["doc_id"]: s for s in run.samples("test_reads_images", TASK)}
+    assert samples[0]["status"] == "invalid_input" and samples[0]["error"] == (
+        f"invalid_input: {shard}: row 0: column 'images' holds 1.4 MiB decoded (Parquet's count), past the 1 MiB "
+        "the harness reads of one row group at once; nothing of it was read"
+    )
+    assert {samples[i]["status"] for i in range(1, 12)} == {"ok"}
 
 
 def test_an_input_policys_scaled_images_are_checked_through_their_source(
