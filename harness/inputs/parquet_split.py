@@ -197,7 +197,7 @@ class SplitFiles:
                 raise ValueError(str(err)) from None
             self._within.add((column, place))
 
-    def cell(self, column: str, row: int) -> Any:
+    def cell(self, column: str, row: int) -> pa.Scalar:
         """The cell of the image column `column` in `row`, as a pyarrow scalar (`Image(decode=False)`'s fields)."""
         self._image_group(column, row)
         return self.reader(column).cell(row)
