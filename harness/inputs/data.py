@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,9 +55,6 @@ VERIFIED, UNVERIFIED = "verified", "unverified"
 
 @dataclass
 class LoadedDataset:
-    rows: (
-        pa.Table | None
-    )  # the evaluated split's rows, image columns left out, with their source row (`SplitFiles.rows`)
     location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
     manifest: contract.BuildManifest | None  # the build's `build_manifest.json`, when it has one of the right shape
@@ -66,6 +64,13 @@ class LoadedDataset:
     split: SplitFiles | None = None  # the opened files the rows came from, for their images
     allowed: Path | None = None  # where paths of the folder may lead (a Hub snapshot's links: its repo cache)
     verified: bool = True  # every file read was checked against the manifest
+    read_as_text: dict[str, str] = field(default_factory=dict)  # the columns the task reads as text: its keys
+
+    def batches(self) -> Iterator[pa.Table]:
+        """The evaluated split's rows a piece at a time, image columns left out, with their source row
+        (`SplitFiles.batches`)."""
+        assert self.split is not None, "the rows were let go of"
+        return self.split.batches(self.read_as_text)
 
     def describe(self) -> dict[str, Any]:
         """What the results file records about the data."""
@@ -334,14 +339,5 @@ def _loaded(
     named = {key: getattr(config, key) for key in ("doc_to_text", "doc_to_target")}
     read_as_text = {value: key for key, value in named.items() if isinstance(value, str) and value in split.columns}
     return LoadedDataset(
-        split.rows(read_as_text),
-        location,
-        revision,
-        manifest,
-        fingerprint,
-        info,
-        folder,
-        split,
-        allowed,
-        problem is None,
+        location, revision, manifest, fingerprint, info, folder, split, allowed, problem is None, read_as_text
     )
