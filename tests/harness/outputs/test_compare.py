@@ -361,7 +361,8 @@ def test_compare_json_is_written_as_declared(runs: Path, compared: dict) -> None
     every = set(hints)
     required = {key for key, hint in hints.items() if typing.get_origin(hint) is not typing.NotRequired}
     assert all(required <= set(row) <= every for row in compared["rows"])
-    assert every - required == {"changed_rows", "mean_squared_change"}  # a task metric's, absent from older files
+    assert every - required == {"changed_rows", "mean_squared_change", "stderr_cr2"}  # absent from older files
+    assert all("stderr_cr2" in row for row in compared["rows"])  # written on every row since issue 107
     assert all("changed_rows" in row for row in compared["rows"] if row["a_only"] is not None)  # 0/1 rows
     damaged = json.loads((runs / "compared" / "compare.json").read_text())
     damaged["rows"][0]["n_paired"] = "many"
@@ -469,6 +470,32 @@ def test_power_pair_and_compare_give_one_mde_for_each_pair(
 
     wide = from_pair("b", "t", "acc", ClusteredError(0.5, 0.5, 4, 4, 1.0), 0.5, PowerOptions(), 1)
     assert "not detectable at this size" in _aligned([wide])[1]  # 140 points on 0-100, as compare.md says it
+
+
+def test_power_pair_reads_the_error_compare_uses_where_cr2_exceeds_cr1(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two seeds of the random baseline on MMLongBench's VH rows (issue 107, item 5), the second at `--limit 14`: the
+    paired rows are ids of 6, 6 and 2 rows, where CR2's error exceeds CR1's and the plain one. Compare's interval and
+    MDE rest on CR2 (`clustered_se`), and power --pair reads the same error back from compare.json: its MDE is
+    compare's on every row (before, power took CR1's: on MMNeedle's m10_n1_k2_pos 3 of 7 rows differed by up to
+    2.4 %)."""
+    limited = runs / "vh_seed1"
+    _run("--tasks", SINGLE_8K, "--model", "random", "--seed", "1", "--limit", "14", "--data_dir", runs / "vh_data",
+         "--output_path", limited)  # fmt: skip
+    out = runs / "two_seeds"
+    compared = _compare(runs, runs / "out", limited, "--models", "random", "random", out=out)
+    capsys.readouterr()
+    assert main(["power", "--pair", str(out), "--json"]) == 0
+    planned = {(r["task"], r["metric"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
+    rows = [r for r in compared["rows"] if r["kind"] == "task" and isinstance(r["mde"], float)]
+    errors = [(r["stderr_cr2"], r["stderr_clustered"], r["stderr"]) for r in rows]
+    assert any(isinstance(cr2, float) and cr2 > 1.05 * max(cr1, plain) for cr2, cr1, plain in errors)
+    for row in rows:
+        scale = row_scale(row)
+        assert planned[(row["name"], row["metric"])]["mde"] == pytest.approx(
+            row["mde"] * (100 / scale if scale else 1.0), rel=1e-12
+        ), (row["name"], row["metric"])
 
 
 def test_two_folders_are_read_never_written_into_unasked(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
