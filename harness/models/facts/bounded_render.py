@@ -107,8 +107,12 @@ def address_space_within(more: int) -> Iterator[None]:
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+class ReadsAnotherTemplate(UserError):
+    """A chat template that reads another (`read_alone`)."""
+
+
 def read_alone(template: str, name: str) -> None:
-    """A `UserError` naming the template (`name`), the statement and its line where `template` reads another
+    """A `ReadsAnotherTemplate` naming the template (`name`), the statement and its line where `template` reads another
     (`READING_TAGS`): transformers renders a chat template with no loader, so there is nothing it could read (it
     failed as a `TypeError` as it rendered). A template that does not lex is left to its render to say so."""
     import jinja2  # transformers' template engine
@@ -120,7 +124,7 @@ def read_alone(template: str, name: str) -> None:
         return
     for (line, kind, _), (_, next_kind, value) in zip(tokens, tokens[1:], strict=False):
         if kind == "block_begin" and next_kind == "name" and value in READING_TAGS:
-            raise UserError(
+            raise ReadsAnotherTemplate(
                 f"{name} uses {{% {value} %}} (line {line}), which reads another template: a chat template is rendered "
                 "alone, with no templates beside it (give the whole template in one file)"
             )
