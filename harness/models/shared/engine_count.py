@@ -28,9 +28,9 @@ from typing import Any, Generic, TypeVar
 
 from builders.core.contract import image_tokens as contract_image_tokens
 from harness.api import BackendFatalError, GenerationSettings, ImagePart, ImageRef, Message, ModelFacts, Request
+from harness.models.facts.bounded_render import ReadsAnotherTemplate
 from harness.models.facts.checkpoint import load_failure, require_checkpoint
 from harness.models.facts.family import ImageTokens, estimated_prompt_tokens
-from harness.models.facts.bounded_render import ReadsAnotherTemplate
 from harness.models.facts.remote_code import RemoteCodeRefused
 from harness.models.families import checkpoint_family, style_named
 from harness.models.shared.engine_args import EngineSettings
