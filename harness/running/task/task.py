@@ -15,6 +15,7 @@ from harness.config.task_config import MetricSpec, TaskConfig, returns_as_declar
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.inputs.build_files import BUILDER_SOURCE
+from harness.inputs.content_hash import earlier_data
 from harness.running.journal.journal_file import canonical
 from harness.running.task.aggregation import Aggregated, aggregate_metrics
 from harness.running.task.hook import TaskHook, call_hook
@@ -104,6 +105,11 @@ class Task(TaskRequests):
             "metadata": scored_metadata(self.metadata),
             "dataset": self.data.fingerprint if self.data else None,
         }
+
+    def same_data(self, recorded: object) -> str | None:
+        """Whether a journal's data fingerprint `recorded` names this task's data: None where it does, else why not
+        ("" where it simply names another; `harness.inputs.content_hash.earlier_data`)."""
+        return earlier_data(self.data, recorded)
 
     def scoring_identity(self) -> dict[str, object]:
         """What decides a stored reply's metrics: the metrics, the scorer and their hooks' sources."""
