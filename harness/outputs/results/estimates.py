@@ -351,6 +351,20 @@ def _significant(value: float) -> str:
     return f"{value:.{digits}f}"
 
 
+def bounds_text(low: float, high: float, decimals: int, trim: bool = False) -> str:
+    """`[0.9, 23.6]`: an interval's bounds at `decimals` decimals, those its point estimate is shown with (a bound is
+    never finer than the value it bounds); `trim`: trailing zeros dropped, as a value shown at significant digits
+    drops them (`harness.view.shown.number_text`)."""
+
+    def one(bound: float) -> str:
+        text = f"{bound:.{decimals}f}"
+        if trim and "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return "0" if trim and text == "-0" else text
+
+    return f"[{one(low)}, {one(high)}]"
+
+
 def interval_text(estimate: Estimate, factor: float = 1.0, decimals: int = 1) -> str:
     """`5.0 [0.9, 23.6]`: the value and its 95 % interval times `factor` (100: a proportion shown as a percentage);
     an unbounded value `3.2 ± 0.41`, or `3.2 (no spread)` where every row scored the same."""
@@ -362,7 +376,7 @@ def interval_text(estimate: Estimate, factor: float = 1.0, decimals: int = 1) ->
         return f"{shown} ({why})"
     if bounds is not None and estimate.scale is not None:
         low, high = (b * factor for b in bounds)
-        return f"{shown} [{low:.{decimals}f}, {high:.{decimals}f}]"
+        return f"{shown} {bounds_text(low, high, decimals)}"
     if estimate.error is None:
         return shown
     if estimate.error == 0:
