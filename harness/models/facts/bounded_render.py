@@ -164,10 +164,13 @@ def rendering_within(what: str, template: str, most: int) -> Iterator[None]:
 
 class BoundedRender:
     """Renders of one chat template (`template`: which, in a message: "the chat template of the checkpoint"), each
-    bounded in time, memory and output (see the module's docstring)."""
+    bounded in time, memory and output (see the module's docstring); its `text`, where given, refused at once where it
+    reads another template (`read_alone`, the message naming `owner`, its checkpoint)."""
 
-    def __init__(self, template: str) -> None:
+    def __init__(self, template: str, text: str | None = None, owner: str = "") -> None:
         self.template = template
+        if text is not None:
+            read_alone(text, f"{owner}: {template}")
 
     def __call__(self, render: Callable[[], object], chat: object, what: str) -> str:
         """`render()` of `chat`, `what` naming it (its task and document) in a message."""

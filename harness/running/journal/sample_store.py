@@ -190,7 +190,7 @@ class SampleStore:
         self.rescoring = scoring_change(parts.get(SCORING_PART), self.parts.get(SCORING_PART))
         return header
 
-    def _data_shown(self, parts: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    def _data_shown(self, parts: Mapping[str, object]) -> tuple[Mapping[str, object], str | None]:
         """The journal's `parts`, its data named as this run names it where its earlier form is shown to be this run's
         data (`same_data`); else as they are, and why its data is not shown to be this run's (None: the same)."""
         theirs, mine = parts.get("task"), self.parts.get("task")

@@ -15,7 +15,6 @@ from harness.config.task_config import MetricSpec, TaskConfig, returns_as_declar
 from harness.config.yaml_loader import FunctionRef
 from harness.errors import TaskConfigError
 from harness.inputs.build_files import BUILDER_SOURCE
-from harness.inputs.content_hash import earlier_data
 from harness.running.journal.journal_file import canonical
 from harness.running.task.aggregation import Aggregated, aggregate_metrics
 from harness.running.task.hook import TaskHook, call_hook
@@ -109,6 +108,8 @@ class Task(TaskRequests):
     def same_data(self, recorded: object) -> str | None:
         """Whether a journal's data fingerprint `recorded` names this task's data: None where it does, else why not
         ("" where it simply names another; `harness.inputs.content_hash.earlier_data`)."""
+        from harness.inputs.content_hash import earlier_data  # only where a journal's data differs: most runs never
+
         return earlier_data(self.data, recorded)
 
     def scoring_identity(self) -> dict[str, object]:
