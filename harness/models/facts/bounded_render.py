@@ -1,17 +1,14 @@
-"""A checkpoint's chat template rendered within bounds of memory and output as well as time, for every render a run
-makes.
+"""A checkpoint's chat template rendered within bounds of time, memory and output, every render a run makes.
 
 A template that writes a gigabyte in a few seconds, only where a turn holds an image, had allocated it before anything
-could look, and the tokenizer then asked for eight (an abort; 50 MB ended in a traceback at 2.8 GB). So the first
-render of each kind of chat a run sends (its turns' roles, each with text or images or both, continued or not) runs
-in a forked process, within the time bound; past a bound, the run stops in one line naming the template, and the text
-the child sent back is the render used. Every later render runs here (a fork each would cost more than the render),
-within the same time bound (`rendering_within`, a timer signal) and the same memory bound (`address_space_within`:
-this process's address space held, while it renders, to what it holds and what the render may allocate), and is held
-to the same output bound before anything reads it: a template that writes gigabytes only for a later row stops the
-run in one line too, having allocated no more than its bound. A template that reads another (`{% include %}`,
-`{% import %}`, `{% from %}`, `{% extends %}`; transformers renders one with no loader) is refused as it is read
-(`read_alone`).
+could look, and the tokenizer then asked for eight (an abort; 50 MB ended in a traceback at 2.8 GB); one that wrote
+gigabytes only for a later row passed when the first render of each kind of chat alone was bounded in memory, in a
+forked process (6.7 GB before the line; issue 106). Every render now runs in this process (a fork each would cost
+more than the render) within `RENDER_SECONDS` (a timer signal), within an address space of what the process holds
+and what the render may allocate (`address_space_within`: `RLIMIT_AS`, set for the render and put back after), and
+is held to its output bound before anything reads it (`output_most`): past a bound, the run stops in one line naming
+the template, the task and the document. A template that reads another (`{% include %}`, `{% import %}`,
+`{% from %}`, `{% extends %}`; transformers renders one with no loader) is refused as it is read (`read_alone`).
 """
 
 from __future__ import annotations

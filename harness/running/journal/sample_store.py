@@ -3,7 +3,9 @@ in `harness.running.journal.journal_file`'s format.
 
 The first line is a header with the run fingerprint (what decides the replies: `harness.running.journal.journal_file`). A run
 started again with the same arguments reads the journal, skips every finished sample and appends the rest; a journal
-written by a different run is refused with the parts that differ, never mixed. A journal whose only difference is the task's scoring (its
+written by a different run is refused with the parts that differ, never mixed. One from before issue 99, whose data
+is recorded as the build manifest's content hash, is this run's where the rows it reads hash to that (`same_data`):
+its header and records are then written anew under this run's fingerprint. A journal whose only difference is the task's scoring (its
 metrics, scorer, aggregations: the header's `scoring` part), or one from before that part was recorded, is reused and
 its replies scored again (`rescoring`: the reason; each stored reply's metrics are dropped, the run scores them and
 compaction writes the new header, so a run killed before then rescores again). Reading never ends in a traceback:
@@ -94,8 +96,9 @@ class SampleStore:
         aggregations: Mapping[str, str] | None = None,
         same_data: Callable[[object], str | None] | None = None,
     ) -> None:
-        """`same_data(recorded)`: why a journal's data fingerprint (its `task.dataset`), of the form before issue 99,
-        is not shown to be this run's data, or None where it is (`harness.inputs.content_hash.earlier_data`)."""
+        """`same_data(recorded)`: None where a journal's data fingerprint (its `task.dataset`) names this run's data,
+        "" where it names other data, else why its form before issue 99 is not shown to be this run's
+        (`harness.inputs.content_hash.earlier_data`)."""
         self.path = path
         self.task = task
         self.same_data = same_data
