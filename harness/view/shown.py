@@ -30,8 +30,8 @@ from markupsafe import Markup, escape
 
 from harness.config.task_index import natural_key as name_key
 from harness.outputs.report.report_md import headline_cell, row_scale
-from harness.outputs.results.estimates import bounds_text
 from harness.outputs.results.groups import first_metric, why_no_value
+from harness.outputs.results.interval_bounds import bounds_text
 from harness.view.catalog import Catalog
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _shown_decimals(value: float) -> int:
 def interval_text(bounds: tuple[float, float]) -> str:
     """`[low, high]` at the decimals of the larger bound's 4 significant digits, trailing zeros dropped as `number_text`
     drops them: its value lies between them, so no bound is shown finer than the value it bounds (an edge at
-    0.000001701 beside a value of 33.33 and an edge of 89.22 is 0; `harness.outputs.results.estimates.bounds_text`,
+    0.000001701 beside a value of 33.33 and an edge of 89.22 is 0; `harness.outputs.results.interval_bounds.bounds_text`,
     report.md's rule)."""
     low, high = bounds
     return bounds_text(low, high, _shown_decimals(max(abs(low), abs(high))), trim=True)

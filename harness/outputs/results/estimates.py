@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from harness.outputs.results.interval_bounds import bounds_text
 from harness.uncertainty.comparisons import clopper_pearson_interval, effective_n, interval, wilson_interval
 from harness.uncertainty.small_sample import INTERVAL_RULE, TOO_FEW_KISH, critical_value, score_bounds
 
@@ -349,20 +350,6 @@ def _significant(value: float) -> str:
         return "0"
     digits = max(1, 1 - math.floor(math.log10(abs(value))))
     return f"{value:.{digits}f}"
-
-
-def bounds_text(low: float, high: float, decimals: int, trim: bool = False) -> str:
-    """`[0.9, 23.6]`: an interval's bounds at `decimals` decimals, those its point estimate is shown with (a bound is
-    never finer than the value it bounds); `trim`: trailing zeros dropped, as a value shown at significant digits
-    drops them (`harness.view.shown.number_text`)."""
-
-    def one(bound: float) -> str:
-        text = f"{bound:.{decimals}f}"
-        if trim and "." in text:
-            text = text.rstrip("0").rstrip(".")
-        return "0" if trim and text == "-0" else text
-
-    return f"[{one(low)}, {one(high)}]"
 
 
 def interval_text(estimate: Estimate, factor: float = 1.0, decimals: int = 1) -> str:
