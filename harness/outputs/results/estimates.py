@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from harness.outputs.results.interval_bounds import bounds_text
 from harness.uncertainty.comparisons import clopper_pearson_interval, effective_n, interval, wilson_interval
 from harness.uncertainty.small_sample import INTERVAL_RULE, TOO_FEW_KISH, critical_value, score_bounds
 
@@ -362,7 +363,7 @@ def interval_text(estimate: Estimate, factor: float = 1.0, decimals: int = 1) ->
         return f"{shown} ({why})"
     if bounds is not None and estimate.scale is not None:
         low, high = (b * factor for b in bounds)
-        return f"{shown} [{low:.{decimals}f}, {high:.{decimals}f}]"
+        return f"{shown} {bounds_text(low, high, decimals)}"
     if estimate.error is None:
         return shown
     if estimate.error == 0:

@@ -27,6 +27,7 @@ from harness.outputs.compare.paired_runs import discordant, paired_rows, paired_
 from harness.outputs.results.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
 from harness.run.cli import main
 from harness.uncertainty.comparisons import paired_difference
+from tests.support.earlier_runs import written_before_issue_99
 
 VH = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
 SINGLE_8K, SINGLE_16K, MULTI_8K = (f"mmlongbench_{c}" for c in VH)
@@ -289,6 +290,33 @@ def test_runs_on_other_data_or_task_versions_are_not_paired(runs: Path, tmp_path
     (refused,) = [n for n in found["not_compared"] if n["name"] == "mmneedle_m1_n2_k1_pos"]
     assert refused["reason"].startswith("the runs differ in data")
     assert "mmneedle_m1_n2_k1_pos" not in {r["name"] for r in found["rows"]}
+
+
+def test_a_run_from_before_the_files_hash_pairs_with_one_after_on_the_same_build(
+    runs: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 106, item 14: a run from before issue 99 recorded its data as the build manifest's content hash, one
+    after as the hash of the files it read: on the same build they were "the runs differ in data". Its results file
+    records the files that run read (`verified_files`, hashed from their bytes), which show it is the same data; where
+    it records none, the task is not paired, and the reason says so."""
+    task = "mmneedle_m1_n2_k1_pos"
+    before = tmp_path / "before"
+    shutil.copytree(runs / "seed1", before)
+    written_before_issue_99(before / "random", task, data_dir / "mmneedle", "m1_n2_k1")
+    found = _compare(runs, runs / "out", before, "--models", "random", "random", out=tmp_path / "cmp")
+    assert task not in {n["name"] for n in found["not_compared"]}, found["not_compared"]
+    assert _row(found, task, "exact_acc")["n_paired"] == 8  # seed1 ran --limit 8
+    for path in (before / "random").glob("results_*.json"):
+        results = json.loads(path.read_text())
+        del results["datasets"][task]["verified_files"]
+        path.write_text(json.dumps(results))
+    found = _compare(runs, runs / "out", before, "--models", "random", "random", out=tmp_path / "unshown")
+    (refused,) = [n for n in found["not_compared"] if n["name"] == task]
+    assert refused["reason"].startswith("the runs differ in data (the files read): 'files:"), refused
+    assert (
+        "(B: the build manifest's content hash, the form before issue 99, with no files read recorded"
+        in refused["reason"]
+    )
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
