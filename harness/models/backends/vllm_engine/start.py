@@ -208,7 +208,7 @@ class EngineStart:
             where += f", its worker in {waited_in(worker)}"
         return (
             f"it did not start within start_timeout={self.timeout:g} s; its last log line: {self.last_line!r}; "
-            f"{where} (every stack in {self.output.path}); raise start_timeout=S in --model_args if the model "
+            f"{where} (every stack in {self.output.named()}); raise start_timeout=S in --model_args if the model "
             "only loads slowly"
         )
 

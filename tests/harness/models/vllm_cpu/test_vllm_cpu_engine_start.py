@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.models.backends.vllm_engine.engine_log import REASON_CHARS
 from tests.harness.models.vllm_cpu.test_vllm_cpu_engine import _cpu_build, harness, journals
 from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint
 from tests.support.forward_pass import tiny_checkpoint
@@ -173,6 +174,30 @@ def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data:
     assert "Traceback" not in output
     details = next((tmp_path / "out").glob("*/backend_error.log")).read_text()
     assert "Traceback (most recent call last)" in details and "EngineCore" in details
+    assert not left_behind()
+
+
+def test_weights_named_otherwise_than_vllm_reads_them_say_vllm_s_reason_from_its_worker_in_one_line(
+    needle_data: Path, tmp_path: Path
+) -> None:
+    """A tiny LLaVA-1.5 as transformers saves it: its CLIP tower's weights are `vision_tower.*`, where vLLM's loader
+    reads `vision_tower.vision_model.*`. vLLM raises in its worker process, and its engine core only says that a
+    worker failed: the run's one line is the worker's own reason, naming the weight, at most `REASON_CHARS` of it (vLLM
+    lists every weight its model has)."""
+    checkpoint = engine_checkpoint("llava-1.5")
+    args = f"pretrained={checkpoint},dtype=float32,enforce_eager=true,max_model_len=4096,kv_cache_memory_bytes=64M"
+    code, output = run(needle_data, tmp_path / "out", args)
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert (
+        "could not start: ValueError: There is no module or parameter named 'vision_tower.embeddings' in "
+        "LlavaForConditionalGeneration" in line
+    ), line
+    reason, advice = line.split("could not start: ")[1].split("; ", 1)
+    assert advice.startswith("the checkpoint's config or weights are not what vLLM's model for its architecture")
+    assert len(reason) <= REASON_CHARS + len("...") and "Traceback" not in output
+    (log,) = (tmp_path / "out").glob("*/engine_model.log")  # the engine's log in the run's folder, named in the line
+    assert f"(the engine's log: {log})" in line and "WorkerProc failed to start" in log.read_text()
     assert not left_behind()
 
 
