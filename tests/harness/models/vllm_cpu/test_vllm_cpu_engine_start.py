@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -135,32 +136,63 @@ def test_a_configuration_vllm_refuses_is_refused_in_one_line_with_vllm_s_reason(
     assert not left_behind()
 
 
-def test_an_engine_that_dies_mid_run_stops_it_in_one_line(needle_data: Path, tmp_path: Path) -> None:
-    """The engine's core and worker (vLLM titles them `VLLM::EngineCore`, `VLLM::Worker`) killed once it is ready, while it generates (one request a call, 256 tokens
-    each): the run stops in one line saying the engine died, and nothing of the engine is left."""
+def test_an_engine_that_dies_mid_run_stops_it_in_one_line_however_the_run_was_started(
+    needle_data: Path, tmp_path: Path
+) -> None:
+    """The engine's core (vLLM titles it `VLLM::EngineCore`) killed by its pid once the engine is ready, while it
+    generates (one request a call, 256 tokens each), in a run started with SIGINT ignored, as `nohup`, a script's
+    background job and many launchers start it (the harness ends vLLM's wait on a dead core with a SIGINT of its own):
+    the run stops in one line saying the engine died, nothing of the engine is left, the journal keeps what it held.
+    The same command then resumes it (under VLLM_LOGGING_LEVEL=DEBUG): only the rows left go to the engine; the
+    console holds none of vLLM's progress bars (`--no_progress`) and no `--- Logging error ---` at exit (the harness
+    once took away the log record factory vLLM's format reads); the engine's log of both runs is the run folder's
+    `engine_model.log`, and none is left in the temporary folder."""
+    import signal
+
     import psutil
 
-    out = tmp_path / "out"
-    process = harness("--tasks", TASK, "--data_dir", str(needle_data), "--model", "vllm", "--model_args",
-                      f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{ENGINE},kv_cache_memory_bytes=64M,chunk_size=1",
-                      "--gen_kwargs", "max_gen_toks=256,ignore_eos=true", "--output_path", str(out),
-                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=marked())  # fmt: skip
+    temporary = Path(tempfile.mkdtemp())  # short: vLLM's sockets live there too
+    argv = ("--tasks", TASK, "--data_dir", str(needle_data), "--model", "vllm", "--model_args",
+            f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{ENGINE},kv_cache_memory_bytes=64M,chunk_size=1",
+            "--gen_kwargs", "max_gen_toks=256,ignore_eos=true", "--output_path", str(tmp_path / "out"))  # fmt: skip
+    env = {**marked(), "TMPDIR": str(temporary)}
+    process = harness(*argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
     assert process.stdout is not None
     seen = []
     for line in process.stdout:  # until the engine is ready
         seen.append(line)
         if "vllm engine ready" in line:
             break
-    engine = [p for p in psutil.Process(process.pid).children(recursive=True) if "VLLM::" in " ".join(p.cmdline())]
-    assert engine, "".join(seen)[-3000:]
-    for child in engine:
-        child.kill()
-    output = "".join(seen) + process.communicate(timeout=600)[0]
+    cores = [p for p in psutil.Process(process.pid).children(recursive=True) if "EngineCore" in " ".join(p.cmdline())]
+    assert len(cores) == 1, "".join(seen)[-3000:]
+    cores[0].kill()
+    try:
+        output = "".join(seen) + process.communicate(timeout=300)[0]
+    except subprocess.TimeoutExpired:  # waiting on the dead core: nothing else would end it
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
     assert process.returncode == 1, output[-3000:]
     (line,) = harness_lines(output)
     assert "the model backend stopped: the vllm engine died:" in line and "run the same command to resume" in line
     assert "Traceback" not in output
     assert not left_behind()
+    kept = journals(tmp_path / "out")
+
+    resumed = harness(*argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                      env={**env, "VLLM_LOGGING_LEVEL": "DEBUG"})  # fmt: skip
+    output = resumed.communicate(timeout=900)[0]
+    assert resumed.returncode == 0, output[-3000:]
+    after = journals(tmp_path / "out")
+    assert all(after[key] == record for key, record in kept.items()) and len(after) == 4
+    stats = json.loads(max((tmp_path / "out").glob("*/results_*.json")).read_text())["config"]["backend_stats"]
+    assert stats["engine_requests"] == len(after) - len(kept)
+    assert "Processed prompts" not in output and "Rendering prompts" not in output
+    assert "Logging error" not in output and "KeyError" not in output, output[-3000:]
+    (log,) = (tmp_path / "out").glob("*/engine_model.log")
+    assert log.read_text().count("Initializing a V1 LLM engine") == 2
+    assert not list(temporary.glob("mmlongeval-vllm-engine-*"))
+    shutil.rmtree(temporary)
 
 
 def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data: Path, tmp_path: Path) -> None:
