@@ -44,6 +44,9 @@ class Replicas:
     gpus: Callable[[Any], float] = lambda settings: 0.0  # GPUs one replica reserves, where the cluster has GPUs
     cpus: Callable[[Any], float] = lambda settings: 1.0  # CPUs one replica reserves where it reserves no GPU
     refused: str = ""  # why replicas of it make no sense (a client of a server that schedules its own requests)
+    # The backend without its weights (the pool's front) holds the identity its replicas will (an engine built on its
+    # first batch): the replicas start when a batch goes, and a run with nothing left to send starts none.
+    front_identity: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def engine_backend(name: str, screen: ScreenOf, from_hf: ArgsSwitch) -> BackendS
         module=f"harness.models.backends.{name}_engine.backend",
         extra=Extra(name, (name,)),
         runs_remote_code=True,
-        replicas=Replicas(gpus=engine_gpus),
+        replicas=Replicas(gpus=engine_gpus, front_identity=True),
         screen=screen,
         adopts_alias={"hf": from_hf},
     )
