@@ -4,7 +4,8 @@ on simulated MM-NIAH-like rows at 6, 30 and 300 rows a task (issue 98 item 2).
 
 Rows: a length bin uniform over the eleven scored bins (3 % under 1K, scored but left out of the score, as the
 official `np.digitize` leaves them), a depth bin uniform over five; rows come in haystacks of 1, 2, 3 rows (one length
-bin each, depths drawn apart: `cluster_key: haystack`). A row's outcome is 0/1 (retrieval, reasoning) or the mean of
+bin each, depths drawn apart: `cluster_key: haystack`); in the `one of half` layout (issue 107, item 4) one haystack
+holds half the rows and the others 1, 2, 3. A row's outcome is 0/1 (retrieval, reasoning) or the mean of
 three 0/1 items (counting's soft accuracy); its chance is the cell's accuracy p_c (falling with length, lower in the
 middle depths), rows of a haystack correlated at ρ through a Gaussian copula (so each row's mean is exactly p_c).
 
@@ -13,19 +14,21 @@ score on unlimited rows; the empty cells count 0 as the official score counts th
 rows; and, for contrast, the full grid's score (1/55) Σ_c p_c and E[score] at this many rows.
 
 Intervals:
-- `t(boot)`: what the report showed since issue 88: score ± t_{C-1} · the larger of the row and haystack bootstrap
+- `before`: what the report showed from issue 88: score ± t_{C-1} · the larger of the row and haystack bootstrap
   SEs (B draws), cut at [0, 1];
 - `stratified`: the score as a stratified estimator (cells the strata, haystacks its clusters): the mean over the F
   filled cells p̂ = 55·score/F is a survey-weighted proportion; its linearized variance Σ_g T_g² over haystacks,
   each row's residual from its cell's mean times sqrt(n_c/(n_c - 1)), a cell of one row centred on p̂ instead (R
-  survey's `lonely.psu = "adjust"`); Clopper-Pearson on Korn and Graubard's effective n with their df factor, df the
-  Satterthwaite df of Σ T_g² capped at haystacks - 1, the n the haystacks where nothing varied; times F/55.
-  (`tasks/mm_niah/score_interval.py`; the first replications of each cell are checked against it.)
+  survey's `lonely.psu = "adjust"`); the report's rule on it since issue 107 (the haystacks' cluster score test
+  joined with Korn and Graubard's interval: docs/statistics.md, "One rule for every design"); times F/55
+  (`tasks/mm_niah/score_interval.py`, run on every replication); `issue 98`: the same residuals as issue 98 read
+  them (Clopper-Pearson on Korn and Graubard's n, df the Satterthwaite df of Σ T_g², Kish's floor; `issue_98`).
 
-Every replication shows an interval here (haystacks of 1-3 rows never stand for fewer than two).
+Haystacks of 1, 2, 3 rows at 6 rows (the largest holds half) and one of half the rows stand for too few clusters: the
+report's rule shows none there.
 
 Usage: .venv/bin/python bench/mmniah_score_coverage.py [--replications 1000] [--quick]
-(--quick: 200 replications a cell, 6 s on one shared core; 1,000 a cell, 86 s)
+(36 cells; 1,000 replications a cell, 344 s on one shared core; --quick: 200 a cell)
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ LENGTHS, DEPTHS = 11, 5
 CELLS = LENGTHS * DEPTHS
 UNDER_1K = 0.03
 ROWS = (6, 30, 300)
+LAYOUTS = ("1-3 rows", "one of half")
 KINDS = {  # (accuracy at 1K, loss per length bin, items a row scores over)
     "retrieval": (0.80, 0.05, 1),
     "reasoning": (0.55, 0.03, 1),
@@ -65,14 +69,19 @@ def accuracy(kind: str) -> np.ndarray:
     return np.clip(length[:, None] - depth[None, :], 0.02, 0.98)
 
 
-def draw(kind: str, n: int, icc: float, reps: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def draw(kind: str, n: int, icc: float, reps: int, rng: np.random.Generator, layout: str) -> dict[str, np.ndarray]:
     """`reps` runs of n rows: each row's length and depth bins, haystack, outcome."""
-    sizes = np.resize(np.array([1, 2, 3]), n)
-    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n) + 1]
-    sizes[-1] -= sizes.sum() - n
+    rest = n - n // 2 if layout == "one of half" else n
+    sizes = np.resize(np.array([1, 2, 3]), rest)
+    sizes = sizes[: np.searchsorted(np.cumsum(sizes), rest) + 1]
+    sizes[-1] -= sizes.sum() - rest
+    if layout == "one of half":
+        sizes = np.concatenate([[n // 2], sizes])
     haystack = np.repeat(np.arange(len(sizes)), sizes)
     bins = rng.integers(1, LENGTHS + 1, (reps, len(sizes)))
-    bins = np.where(rng.random((reps, len(sizes))) < UNDER_1K, 0, bins)
+    under = rng.random((reps, len(sizes))) < UNDER_1K
+    under[:, 0] &= layout != "one of half"  # the half haystack always scored: the design the layout is about
+    bins = np.where(under, 0, bins)
     x = bins[:, haystack]
     y = rng.integers(0, DEPTHS, (reps, n))
     p = accuracy(kind)[x, y]
@@ -126,19 +135,48 @@ def bootstrap_t(rows: dict[str, np.ndarray], rng: np.random.Generator) -> tuple[
     return np.maximum(value - half, 0.0), np.minimum(value + half, 1.0)
 
 
-def stratified(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The stratified interval (module docstring), row by row through the task's own function."""
+def stratified(rows: dict[str, np.ndarray], interval=score_interval) -> tuple[np.ndarray, np.ndarray]:
+    """The stratified interval (module docstring), row by row through the task's own function (or issue 98's)."""
     bounds = np.empty((rows["v"].shape[0], 2))
     for r in range(len(bounds)):
         cells = np.stack([rows["x"][r], rows["y"][r], rows["v"][r]], axis=1).tolist()
-        found = score_interval(cells, [str(h) for h in rows["haystack"][r]], LEVEL)
+        found = interval(cells, [str(h) for h in rows["haystack"][r]], LEVEL)
         bounds[r] = found if found is not None else (math.nan, math.nan)
     return bounds[:, 0], bounds[:, 1]
 
 
-def cell(kind: str, n: int, icc: float, reps: int) -> dict[str, float]:
-    rng = np.random.default_rng([list(KINDS).index(kind), n, round(icc * 100)])
-    rows = draw(kind, n, icc, reps, rng)
+def issue_98(cells: list[list[float]], haystacks: list[str], level: float) -> tuple[float, float] | None:
+    """The task's interval as issue 98 shipped it: Clopper-Pearson on Korn and Graubard's n of the same linearized
+    variance, df the Satterthwaite df of Σ T_g² (at most haystacks - 1 and the rarer outcome's rows), none under two
+    of Kish's haystacks."""
+    kept = [(c, h) for c, h in zip(cells, haystacks, strict=True) if int(c[0]) > 0]
+    x, y, v = (np.array([c[k] for c, _ in kept]) for k in range(3))
+    _, cell, size = np.unique(x.astype(int) * DEPTHS + y.astype(int), return_inverse=True, return_counts=True)
+    _, group, members = np.unique([h for _, h in kept], return_inverse=True, return_counts=True)
+    units = len(v) ** 2 / float(np.dot(members, members))
+    if not kept or units < 2:
+        return None
+    means = np.bincount(cell, v) / size
+    p, m, n = float(means.mean()), size[cell], len(v)
+    scale = np.where(m > 1, np.sqrt(m / np.maximum(m - 1, 1)), 1.0) / (len(size) * m)
+    totals = np.bincount(group, (v - np.where(m > 1, means[cell], p)) * scale)
+    variance = float(np.dot(totals, totals))
+    size_n = units
+    if variance > 1e-18 and 0.0 < p < 1.0:
+        n_eff = min(p * (1 - p) / variance, n)
+        df = min(variance * variance / float(np.sum(totals**4)), len(members) - 1, n * min(p, 1 - p))
+        factor = min(1.0, float(stats.t.ppf(QUANTILE, n - 1) / stats.t.ppf(QUANTILE, df)) ** 2) if df > 0 else 0.0
+        size_n = max(n_eff * factor, min(n_eff, units))
+    low, high = stats.beta.ppf(
+        [(1 - level) / 2, (1 + level) / 2], [p * size_n, p * size_n + 1], [size_n - p * size_n + 1, size_n - p * size_n]
+    )
+    low, high = (0.0 if p == 0 else low), (1.0 if p == 1 else high)
+    return low * len(size) / CELLS, high * len(size) / CELLS
+
+
+def cell(layout: str, kind: str, n: int, icc: float, reps: int) -> dict[str, float]:
+    rng = np.random.default_rng([list(KINDS).index(kind), n, round(icc * 100), LAYOUTS.index(layout)])
+    rows = draw(kind, n, icc, reps, rng, layout)
     value = scores(rows["x"], rows["y"], rows["v"])
     for r in range(min(CHECKED, reps)):  # the arrays' score is the task's own aggregation
         cells = np.stack([rows["x"][r], rows["y"][r], rows["v"][r]], axis=1).tolist()
@@ -149,6 +187,7 @@ def cell(kind: str, n: int, icc: float, reps: int) -> dict[str, float]:
     old_low, old_high = bootstrap_t(rows, rng)
     low, high = stratified(rows)
     shown = np.isfinite(low)
+    low98, high98 = stratified(rows, issue_98)
     pairs = zip(rows["x"], rows["y"], strict=True)
     filled = np.array([len({(a, b) for a, b in zip(xs, ys, strict=True) if a > 0}) for xs, ys in pairs])
     return {
@@ -161,6 +200,8 @@ def cell(kind: str, n: int, icc: float, reps: int) -> dict[str, float]:
         "coverage": float(((low <= target) & (target <= high))[shown].mean()) if shown.any() else math.nan,
         "width": float(np.median((high - low)[shown])) if shown.any() else math.nan,
         "vs full": float(np.mean((low <= full) & (full <= high))),
+        "issue 98": float(np.mean(((low98 <= target) & (target <= high98))[np.isfinite(low98)])),
+        "issue 98 width": float(np.median((high98 - low98)[np.isfinite(low98)])),
     }
 
 
@@ -170,20 +211,22 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="200 replications a cell")
     args = parser.parse_args()
     reps = 200 if args.quick else args.replications
-    grid = list(itertools.product(KINDS, ROWS, ICCS))
+    grid = [k for k in itertools.product(LAYOUTS, KINDS, ROWS, ICCS) if k[0] == LAYOUTS[0] or k[2] == 300]
     start = time.perf_counter()
     found = {key: cell(*key, reps) for key in grid}
     print(f"### {len(grid)} cells x {reps} replications, {time.perf_counter() - start:.0f} s\n")
     print(
-        "| kind | rows | ρ | full grid's score | mean score | cells filled (median) | before: covers θ_D | "
-        "before: width | stratified: covers θ_D | stratified: width | stratified: covers the full grid's |"
+        "| haystacks | kind | rows | ρ | full grid's score | mean score | cells filled (median) | before: covers θ_D | "
+        "before: width | issue 98: covers θ_D | issue 98: width | shown | stratified: covers θ_D | stratified: width | "
+        "stratified: covers the full grid's |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for key in grid:
         f = found[key]
         print(
-            f"| {key[0]} | {key[1]} | {key[2]:g} | {100 * f['full']:.1f} | {100 * f['mean score']:.1f} | "
-            f"{f['filled']:.0f} | {100 * f['before']:.1f} | {100 * f['before width']:.1f} | "
+            f"| {key[0]} | {key[1]} | {key[2]} | {key[3]:g} | {100 * f['full']:.1f} | {100 * f['mean score']:.1f} | "
+            f"{f['filled']:.0f} | {100 * f['before']:.1f} | {100 * f['before width']:.1f} | {100 * f['issue 98']:.1f} | "
+            f"{100 * f['issue 98 width']:.1f} | {100 * f['shown']:.0f} % | "
             f"{100 * f['coverage']:.1f} | {100 * f['width']:.1f} | {100 * f['vs full']:.1f} |"
         )
 

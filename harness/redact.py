@@ -273,7 +273,9 @@ class ScrubbingStream(io.TextIOBase):
 @contextmanager
 def scrubbed_output() -> Iterator[None]:
     """Scrub everything printed to stdout and stderr (messages, progress bars) while inside, and every log
-    message as it is made, whichever handler (one holding the original stderr, a file) writes it."""
+    message as it is made, whichever handler (one holding the original stderr, a file) writes it. A record factory
+    set over ours meanwhile stays (and ours inside it): vLLM's adds the field its log format reads, and without it every
+    line vLLM logs after the run (its shutdown's, at exit) is a `--- Logging error ---` traceback."""
     saved = sys.stdout, sys.stderr
     make_record = logging.getLogRecordFactory()
 
@@ -290,4 +292,5 @@ def scrubbed_output() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
-        logging.setLogRecordFactory(make_record)
+        if logging.getLogRecordFactory() is scrubbed_record:
+            logging.setLogRecordFactory(make_record)

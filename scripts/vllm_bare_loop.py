@@ -8,7 +8,9 @@ order), cut into the backend's engine calls (`chunk_size`, `chunk_tokens`); `bac
 the order a harness run hands the backend its requests (`engine_order`: each task long first, then with
 `request_order=cache` the prefix-cache order), in the same chunks: what our run sends, request by request; a pass
 named twice shows what running on a fresh engine costs against a warm one. Beside our run of the same tasks
-(`--ours`), it reports samples/s of both, whether each sample got the same answer, whether vLLM saw the same prompt
+(`--ours`), it reports samples/s of both, whether each sample got the same answer (each side's decoded from its
+generated ids as the backend decodes them, `requests.output_result`: U+FFFD kept where an answer ends inside a
+character), the same prompt ids (their sha256) and as many generated tokens, whether vLLM saw the same prompt
 length (`len(output.prompt_token_ids)`) both ways, how many prompt tokens vLLM's prefix cache served
 (`num_cached_tokens`) and how many tokens each side generated, and, sample by sample, the backend's screen count (its processor
 count, `harness.models.shared.engine_count.EngineCount`) against that length: here for every sample sent, from our run's journal for ours.
@@ -40,14 +42,14 @@ from typing import Any
 from harness.api import ImagePart, Request, TextPart
 from harness.models.backends.vllm_engine.backend import fallback_template
 from harness.models.backends.vllm_engine.image_limit import ImageProfile, engine_limit, image_count
-from harness.models.backends.vllm_engine.requests import sampling_kwargs, screen_request
+from harness.models.backends.vllm_engine.requests import output_result, sampling_kwargs, screen_request
 from harness.models.backends.vllm_engine.settings import LIMIT, VLLMSettings, engine_kwargs, vllm_settings
 from harness.models.backends.vllm_engine.start import start_method
 from harness.models.shared.engine_count import EngineCount
 from harness.models.shared.scheduling.batching import plan_batches
 from harness.models.shared.scheduling.prefix_order import cache_order, prompt_key, task_order
 from harness.run.arguments import parse_options
-from harness.run.models import run_policies
+from harness.run.models import run_policies, with_run_files
 from harness.run.plan import plan_run
 from harness.running.task.requests import RowProblem
 
@@ -66,7 +68,7 @@ PASSES = ("per_task", "one_call")
 def planned_requests(argv: list[str]) -> tuple[VLLMSettings, list[Request]]:
     plan = plan_run(parse_options(["--model", "vllm", *argv]), argv)
     policies = run_policies(plan)
-    settings = vllm_settings(plan.model.args)
+    settings = vllm_settings(with_run_files(plan, "vllm", plan.model.args, "model"))  # as the run's backend gets them
     requests = []
     for task in plan.tasks:
         generation = task.generation_settings(plan.options.gen_kwargs, plan.options.sampling_seed)
@@ -127,6 +129,22 @@ def bare_prompt(processor: Any, request: Request, template: str | None) -> str:
         add_generation_prompt=not continued,
         continue_final_message=continued,
     )
+
+
+def bare_sample(request: Request, output: Any, tokenizer: Any, screen_tokens: int) -> dict[str, Any]:
+    """One sample of the bare loop, read from vLLM's `RequestOutput` as the backend reads it (`output_result`): its
+    answer decoded from its generated ids by the engine's tokenizer, not vLLM's incremental text."""
+    result = output_result(output, tokenizer)
+    return {
+        "task": request.task,
+        "sample_id": request.sample_id,
+        "response": result["text"],
+        "prompt_tokens": result["prompt_tokens"],
+        "prompt_ids_sha256": result["prompt_ids_sha256"],
+        "screen_tokens": screen_tokens,
+        "completion_tokens": result["completion_tokens"],
+        "cached_tokens": result["cached_tokens"],
+    }
 
 
 def decode(data: bytes) -> Any:
@@ -250,18 +268,9 @@ def run_bare(settings: VLLMSettings, requests: list[Request], passes: Sequence[s
     # The samples (answers, lengths) of the per-task pass where it ran (the reference), else of the first pass.
     reference = next((i for i, name in enumerate(passes) if name == "per_task"), 0)
     outputs = runs[reference][1]
-    samples = [
-        {
-            "task": r.task,
-            "sample_id": r.sample_id,
-            "response": o.outputs[0].text,
-            "prompt_tokens": len(o.prompt_token_ids),
-            "screen_tokens": screen_tokens[id(r)],
-            "completion_tokens": len(o.outputs[0].token_ids),
-            "cached_tokens": getattr(o, "num_cached_tokens", None),
-        }
-        for r, o in zip(sent, outputs, strict=True)
-    ]
+    getter = getattr(llm, "get_tokenizer", None)  # the engine's, which the backend decodes each answer with
+    tokenizer = getter() if callable(getter) else None  # (an engine stand-in's own text, as the backend takes it)
+    samples = [bare_sample(r, o, tokenizer, screen_tokens[id(r)]) for r, o in zip(sent, outputs, strict=True)]
     shutdown = getattr(getattr(llm.llm_engine, "engine_core", None), "shutdown", None)
     if callable(shutdown):  # frees the GPU for the next run in this process
         shutdown()
@@ -296,14 +305,18 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
     ours = load_run(ours_dir)
     speed = throughput(ours, exclude=exclude)
     n = len(bare["samples"])
-    compared = same_answer = same_length = screen_equal = 0
+    compared = same_answer = same_ids = same_generated = same_length = screen_equal = 0
     differing = []
     for sample in bare["samples"]:
         record = ours.samples.get(sample["task"], {}).get(sample["sample_id"])
         if record is None or not isinstance(record.get("response"), str):
             continue
         compared += 1
-        same_answer += record["response"].strip() == sample["response"].strip()
+        same_answer += record["response"] == sample["response"]  # each decoded from its ids, U+FFFD kept
+        same_ids += record.get("prompt_ids_sha256") is not None and record["prompt_ids_sha256"] == sample.get(
+            "prompt_ids_sha256"
+        )
+        same_generated += (record.get("usage") or {}).get("completion_tokens") == sample["completion_tokens"]
         reported = (record.get("usage") or {}).get("prompt_tokens")
         same_length += reported == sample["prompt_tokens"]
         screen_equal += record.get("token_count") == reported
@@ -335,6 +348,8 @@ def against_ours(bare: dict[str, Any], ours_dir: Path, exclude: float) -> dict[s
         "passes": passes,
         "compared": compared,
         "same_answer": same_answer,
+        "same_prompt_ids": same_ids,
+        "same_completion_tokens": same_generated,
         "same_prompt_tokens": same_length,
         "ours_screen_equals_engine": screen_equal,
         "differing_prompt_tokens": differing,
@@ -417,8 +432,10 @@ def render(result: dict[str, Any]) -> str:
             )
         lines += [
             "",
-            f"Same answer: {c['same_answer']}/"
-            f"{c['compared']}; same prompt length reported by vLLM: {c['same_prompt_tokens']}/{c['compared']}; our run's "
+            f"Same answer (decoded from the generated ids, U+FFFD kept): {c['same_answer']}/{c['compared']}; same "
+            f"prompt ids: {c['same_prompt_ids']}/{c['compared']}; as many tokens generated: "
+            f"{c['same_completion_tokens']}/{c['compared']}; same prompt length reported by vLLM: "
+            f"{c['same_prompt_tokens']}/{c['compared']}; our run's "
             f"screen count (journal `token_count`) equal to the length vLLM reported to it: "
             f"{c['ours_screen_equals_engine']}/{c['compared']}.",
         ]

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -105,12 +106,13 @@ def script_module() -> Callable[[str], ModuleType]:
     return import_script
 
 
-def rewrite_table(dataset_dir: Path, config: str, edit: Callable[[pa.Table], pa.Table]) -> Path:
-    """Rewrite a built config's (one) Parquet file (the image table's for `image_table`) as `edit(table)`, and its
-    manifest entry updated to the new file: a build that holds such rows, as far as the harness's integrity checks
-    can tell (the config's `content_sha256` left as it was). Returns the file."""
+def rewrite_table(dataset_dir: Path, config: str, edit: Callable[[pa.Table], pa.Table], **write: Any) -> Path:
+    """Rewrite a built config's (one) Parquet file (the image table's for `image_table`) as `edit(table)` (`write`:
+    `pyarrow.parquet.write_table`'s options, `row_group_size=...`), and its manifest entry updated to the new file: a
+    build that holds such rows, as far as the harness's integrity checks can tell (the config's `content_sha256` left
+    as it was). Returns the file."""
     (shard,) = (dataset_dir / config).glob("*.parquet")
-    pq.write_table(edit(pq.read_table(shard)), shard)
+    pq.write_table(edit(pq.read_table(shard)), shard, **write)
     manifest_path = dataset_dir / "build_manifest.json"
     manifest = json.loads(manifest_path.read_text())
     entries = manifest["image_table" if config == "image_table" else "configs"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "builders/core")
-MOST_ANY = 550
+MOST_ANY = 549
 # A whole word as `git grep -w` has it: no ASCII letter, digit or underscore on either side.
 ANY_WORD = re.compile(r"\bAny\b", re.ASCII)
 

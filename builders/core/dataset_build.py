@@ -49,15 +49,6 @@ class BuilderInfo:
     card: Mapping[str, Any] = field(default_factory=dict)
 
 
-def row_digest(row: Mapping[str, Any]) -> bytes:
-    """A row's identity for the content hash: every column, embedded images by their path only (their
-    bytes are already hashed in `image_sha256`)."""
-    view = dict(row)
-    if contract.IMAGES in view:
-        view[contract.IMAGES] = [image["path"] for image in row[contract.IMAGES]]
-    return json.dumps(view, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
-
-
 def size_category(rows: int) -> str:
     """The Hub's `size_categories` label for a number of rows."""
     for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
@@ -208,7 +199,7 @@ class DatasetBuild:
             raise ValueError(f"{self.info.name}: config name {name!r} is taken")
         contract.check_features(features, self.image_storage, f"{self.info.name} config {name}")
         self._features[name] = features
-        return ShardedParquetWriter(self.staging, name, features, row_digest, shard_bytes=self.shard_bytes)
+        return ShardedParquetWriter(self.staging, name, features, contract.row_digest, shard_bytes=self.shard_bytes)
 
     def add_config(self, result: ConfigResult, extra: Mapping[str, Any] | None = None) -> None:
         """Record a written config; `extra` holds the benchmark's own manifest fields for it. A config without

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import ImageRef
-from harness.inputs.integrity import DataFile, check_image_bytes, open_files
+from harness.inputs.integrity import DataFile, check_image_bytes, check_image_size, open_files
 from harness.inputs.parquet_split import ImageColumn, RowImage, SharedImageColumn, SplitFiles, image_table
 
 
@@ -44,6 +44,7 @@ class BuildImage:
     index: int = 0  # the image's place in the row's list
     folder: str | None = None  # where an image stored by path is read from (inside it only)
     allowed: str | None = None  # where the folder's links may lead (a Hub snapshot's repo cache)
+    size: tuple[int, int] | None = None  # (width, height) as its row declares it, checked against its header
 
     def __call__(self) -> bytes:
         if self.column is None:
@@ -53,7 +54,8 @@ class BuildImage:
             folder = Path(self.folder) if self.folder else None
             column = ImageColumn(split, self.column, [self.row], folder, Path(self.allowed) if self.allowed else None)
             data = column.read(0, self.index)
-        return check_image_bytes(data, self.sha256)
+        check_image_bytes(data, self.sha256)
+        return check_image_size(data, self.size, self.sha256) if self.size is not None else data
 
 
 @lru_cache(maxsize=256)
@@ -81,9 +83,10 @@ def locate(ref: ImageRef) -> BuildImage | None:
             load.index,
             str(column.folder) if column.folder is not None else None,
             str(column.allowed) if column.allowed is not None else None,
+            load.size,
         )
     if isinstance(column, SharedImageColumn) and column.files is not None:
-        return BuildImage(_files(tuple(column.files), column.location), ref.sha256)
+        return BuildImage(_files(tuple(column.files), column.location), ref.sha256, size=load.size)
     return None
 
 

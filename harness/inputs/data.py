@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,22 +51,33 @@ DATA_DIR_ENV = "MMLONGEVAL_DATA_DIR"
 DEFAULT_DATA_DIR = Path("~/.cache/mmlongeval/data")
 TRUST_FLAG = "--trust_unverified_data"
 VERIFIED, UNVERIFIED = "verified", "unverified"
+FILES = "files:"  # a data fingerprint's form since issue 99 (`files_fingerprint`); before, the manifest's content hash
+
+
+def files_fingerprint(sha256s: Iterable[str]) -> str:
+    """The data a run read, as its journal and results record it: `files:` and the sha256 of the files' sha256s (each
+    hashed from the bytes its rows come from), in the order read."""
+    return FILES + hashlib.sha256(" ".join(sha256s).encode()).hexdigest()
 
 
 @dataclass
 class LoadedDataset:
-    rows: (
-        pa.Table | None
-    )  # the evaluated split's rows, image columns left out, with their source row (`SplitFiles.rows`)
     location: str  # the local folder, or `hf://ORG/NAME@REVISION`
     revision: str | None  # Hub revision (tag/commit) when loaded from the Hub
     manifest: contract.BuildManifest | None  # the build's `build_manifest.json`, when it has one of the right shape
-    fingerprint: str  # "files:" and the sha256 of the files read (`_loaded`)
+    fingerprint: str  # "files:" and the sha256 of the files read (`files_fingerprint`)
     info: dict[str, Any] = field(default_factory=dict)
     folder: Path | None = None  # the folder the files were read from (a build, or a Hub snapshot)
     split: SplitFiles | None = None  # the opened files the rows came from, for their images
     allowed: Path | None = None  # where paths of the folder may lead (a Hub snapshot's links: its repo cache)
     verified: bool = True  # every file read was checked against the manifest
+    read_as_text: dict[str, str] = field(default_factory=dict)  # the columns the task reads as text: its keys
+
+    def batches(self) -> Iterator[pa.Table]:
+        """The evaluated split's rows a piece at a time, image columns left out, with their source row
+        (`SplitFiles.batches`)."""
+        assert self.split is not None, "the rows were let go of"
+        return self.split.batches(self.read_as_text)
 
     def describe(self) -> dict[str, Any]:
         """What the results file records about the data."""
@@ -326,22 +338,12 @@ def _loaded(
     # What was read: the sha256 of the read files' own (hashed from the bytes the rows come from), never the
     # manifest's `content_sha256`, which a manifest whose file hashes were rewritten still states. One config's
     # files, so adding configs to a build invalidates no finished sample.
-    read_hash = hashlib.sha256(" ".join(f.sha256 for f in files).encode()).hexdigest()
-    info["config"] = {**info.get("config", {}), "content_sha256": read_hash}
-    fingerprint = "files:" + read_hash
+    fingerprint = files_fingerprint(f.sha256 for f in files)
+    info["config"] = {**info.get("config", {}), "content_sha256": fingerprint.removeprefix(FILES)}
     split = SplitFiles(files, location, verified=problem is None)
     # The columns the task names as its prompt and target (a hook or a template reads what it reads).
     named = {key: getattr(config, key) for key in ("doc_to_text", "doc_to_target")}
     read_as_text = {value: key for key, value in named.items() if isinstance(value, str) and value in split.columns}
     return LoadedDataset(
-        split.rows(read_as_text),
-        location,
-        revision,
-        manifest,
-        fingerprint,
-        info,
-        folder,
-        split,
-        allowed,
-        problem is None,
+        location, revision, manifest, fingerprint, info, folder, split, allowed, problem is None, read_as_text
     )

@@ -5,11 +5,13 @@ contract (`builders.core.contract.row_feature_dicts`, `image_table_feature_dicts
 null, no negative count, one size, hash and token figure per image). Hashes prove a file is the one its manifest
 lists, not that it holds what its features say: a file rewritten after `builders build`, its hash rewritten with
 it, is stopped here in one line naming the file, the column, the first bad row and what was expected, before a
-sample is scored from it.
+sample is scored from it. The features themselves are read here too (`hf_features`): metadata that is not `datasets`'
+features, or a feature nested past `FEATURE_DEPTH_MOST` levels, is one line naming the file.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -22,6 +24,57 @@ from harness.errors import UserError
 IMAGE_STRUCT = "struct<bytes: binary, path: string>"  # how `datasets` stores an `Image()`
 LISTS = ("List", "Sequence", "LargeList")
 STRINGS = ("string", "large_string")
+HF_METADATA = b"huggingface"  # the schema metadata key under which `datasets` writes a table's features
+FEATURE_DEPTH_MOST = 32  # levels of nested features (the contract's deepest: `List(List(Value))`)
+
+
+def hf_features(schema: pa.Schema, location: str = "") -> dict[str, object]:
+    """Each column's `datasets` feature as the schema's `huggingface` metadata records it (`Features.to_dict()`), {}
+    where it records none (`datasets` then infers plain features from the Arrow types: no image columns)."""
+    raw = (schema.metadata or {}).get(HF_METADATA)
+    if raw is None:
+        return {}
+    try:
+        features = json.loads(raw)["info"]["features"]
+    except (ValueError, KeyError, TypeError, RecursionError) as err:
+        why = "nested too deep to read" if isinstance(err, RecursionError) else str(err)[:200]
+        raise UserError(
+            f"{location}: its {HF_METADATA.decode()} schema metadata is not datasets' features ({why})"
+        ) from None
+    if not isinstance(features, dict):
+        return {}
+    for name, feature in features.items():
+        if _depth(feature) > FEATURE_DEPTH_MOST:
+            raise UserError(
+                f"{location}: column {str(name)[:100]!r} is declared a feature nested more than "
+                f"{FEATURE_DEPTH_MOST} levels deep in its {HF_METADATA.decode()} schema metadata"
+            )
+    return features
+
+
+def _depth(feature: object) -> int:
+    """How deep `feature` nests (a value: 0), counted without recursion, and at most one past `FEATURE_DEPTH_MOST`."""
+    depth, level = 0, [feature]
+    while level and depth <= FEATURE_DEPTH_MOST:
+        level = [v for f in level for v in (f.values() if isinstance(f, dict) else f if isinstance(f, list) else ())]
+        depth += 1 if level else 0
+    return depth
+
+
+def with_features(table: pa.Table, features: Mapping[str, object]) -> pa.Table:
+    """`table` with `features` (of its columns) as its `huggingface` metadata, or none where there are none."""
+    return table.replace_schema_metadata(features_metadata(features))
+
+
+def features_metadata(features: Mapping[str, object]) -> dict[bytes, str] | None:
+    return {HF_METADATA: json.dumps({"info": {"features": features}})} if features else None
+
+
+def is_image_feature(feature: object) -> bool:
+    """A feature that is or holds an `Image()` (the contract's `images`: a list of them)."""
+    if isinstance(feature, dict):
+        return feature.get("_type") == "Image" or any(is_image_feature(value) for value in feature.values())
+    return isinstance(feature, list) and any(is_image_feature(value) for value in feature)
 
 
 def feature_name(feature: object) -> str:
@@ -41,6 +94,12 @@ def feature_name(feature: object) -> str:
             f", length={length})" if length not in (-1, None) else ")"
         )
     return f"{kind}()"
+
+
+def shown(feature: object, most: int = 200) -> str:
+    """`feature_name(feature)`, cut to `most` characters, for a message of one line."""
+    name = feature_name(feature)
+    return name if len(name) <= most else f"{name[:most]}..."
 
 
 def arrow_text(arrow: pa.DataType) -> str:
@@ -103,7 +162,7 @@ def check_schema(
         declared = features.get(name)
         if name in contract_features and declared is not None and not _same_feature(declared, contract_features[name]):
             raise UserError(
-                f"{file}: column {name!r} is declared {feature_name(declared)} from row 0, where the data contract "
+                f"{file}: column {name!r} is declared {shown(declared)} from row 0, where the data contract "
                 f"says {feature_name(contract_features[name])}"
             )
         if declared is None:
@@ -112,8 +171,8 @@ def check_schema(
         found = arrow_text(schema.field(name).type)
         if expected is not None and expected != found:
             raise UserError(
-                f"{file}: column {name!r} holds {found} from row 0, where its features declare "
-                f"{feature_name(declared)} ({expected})"
+                f"{file}: column {name!r} holds {found[:200]} from row 0, where its features declare "
+                f"{shown(declared)} ({expected[:200]})"
             )
 
 
@@ -210,7 +269,6 @@ def read_as_text(features: Mapping[str, object], name: str, key: str, file: str)
     fits = arrow in STRINGS or (key == "doc_to_target" and arrow in tuple(f"list<{s}>" for s in STRINGS))
     if declared is not None and not fits:
         raise UserError(
-            f"{file}: column {name!r} is declared {feature_name(declared)} from row 0, where the task's {key} "
-            "reads a string"
+            f"{file}: column {name!r} is declared {shown(declared)} from row 0, where the task's {key} reads a string"
         )
     return Expected("a string", f"the task's {key}")

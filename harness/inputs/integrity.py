@@ -48,6 +48,36 @@ def check_image_bytes(data: bytes, declared: str) -> bytes:
     return data
 
 
+_HEADER_LOCK = threading.Lock()  # Python's warning filters are the process's: one header read changes them at a time
+
+
+def check_image_size(data: bytes, declared: tuple[int, int], sha256: str | None) -> bytes:
+    """`data`, where its header (read before a pixel is decoded) says the size its row declares (`image_sizes`:
+    [width, height]), or where it is no image Pillow opens (decoding it says so: `image_problem`); else an
+    `ImageIntegrityError`, so that no image larger than its row says is ever decoded."""
+    import warnings
+
+    from PIL import Image
+
+    try:
+        with _HEADER_LOCK, warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the size is compared, here
+            with Image.open(io.BytesIO(data)) as picture:
+                size = picture.size
+    except Image.DecompressionBombError as err:  # past twice Pillow's bound: the header's size is in its words
+        size = None
+        said = str(err).split(" exceeds")[0]
+    except Exception:  # Pillow raises many types for broken files
+        return data
+    if size is not None and list(size) == list(declared):
+        return data
+    said = f"{size[0]} x {size[1]}" if size is not None else said
+    raise ImageIntegrityError(
+        f"image {(sha256 or '')[:12] or 'of the row'}: its header says {said}, where its row's image_sizes declares "
+        f"{' x '.join(map(str, declared))}; not decoded"
+    )
+
+
 def image_problem(image: Any, position: int, *, decode: bool = True) -> str | None:
     """Why the `position`-th image of a request (`harness.api.ImageRef`) must not be shown to a model or named in
     a cache key: its bytes do not hash to the sha256 its row declares (`load` checks them: `harness.running.task.task`; an input

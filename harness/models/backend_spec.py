@@ -5,9 +5,9 @@ Every place that once kept a table of backends or compared a backend's name read
 extra a run needs installed (`harness.run.requirements`), whether `--device` and `--trust_remote_code` reach it
 (`harness.run.lm_eval_flags`), whether `--max_batch_tokens` sizes its batches (`harness.run.plan`), whether and how it
 runs as Ray replicas (`harness.models.backends.replicas`), its `--screen_only` stand-in (`harness.running.screen_only`), the
-argument a judged task's own judge model fills (`harness.run.execute`), the argument `--batch` fills
-(`harness.run.models`), its results folder's name (`harness.outputs.results.results`), its label in reports
-(`harness.outputs.results.model_results`), how an alias written for another backend is switched to it
+argument a judged task's own judge model fills (`harness.run.execute`), the arguments `--batch`, the output folder and
+`--no_progress` fill (`harness.run.models`), its results folder's name (`harness.outputs.results.results`), its label
+in reports (`harness.outputs.results.model_results`), how an alias written for another backend is switched to it
 (`harness.models.aliases`), lm-eval's and lmms-eval's names for it and their model arguments it reads
 (`harness.models.shared.foreign_args`), and what `--gen_kwargs` keys beyond the generation settings become
 (`harness.run.plan`). A spec is import-light: reading it imports none of the backend's code (its `module` is
@@ -44,6 +44,9 @@ class Replicas:
     gpus: Callable[[Any], float] = lambda settings: 0.0  # GPUs one replica reserves, where the cluster has GPUs
     cpus: Callable[[Any], float] = lambda settings: 1.0  # CPUs one replica reserves where it reserves no GPU
     refused: str = ""  # why replicas of it make no sense (a client of a server that schedules its own requests)
+    # The backend without its weights (the pool's front) holds the identity its replicas will (an engine built on its
+    # first batch): the replicas start when a batch goes, and a run with nothing left to send starts none.
+    front_identity: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,10 @@ class BackendSpec:
     # The argument `--batch` fills with the run's batch journal (a path): its requests then go through the provider's
     # batch interface. None: it has none (`--batch` refused, named).
     batch_arg: str | None = None
+    # The argument the run fills with a file in its output folder for its engine's processes' log (a replica's named
+    # by its rank), and the one `--no_progress` sets false: its engine's own progress bars. None: it has none.
+    engine_log_arg: str | None = None
+    progress_arg: str | None = None
     # Its requests are billed by a provider: `--screen_only` prices them (a model without a price says so). False: a
     # local model, priced only where the price table names it.
     priced: bool = False
@@ -125,7 +132,7 @@ def engine_backend(name: str, screen: ScreenOf, from_hf: ArgsSwitch) -> BackendS
         module=f"harness.models.backends.{name}_engine.backend",
         extra=Extra(name, (name,)),
         runs_remote_code=True,
-        replicas=Replicas(gpus=engine_gpus),
+        replicas=Replicas(gpus=engine_gpus, front_identity=True),
         screen=screen,
         adopts_alias={"hf": from_hf},
     )

@@ -53,13 +53,22 @@ def _switched_alias_note(name: str, backend: str) -> str:
     )
 
 
-def with_batch(plan: RunPlan, backend: str, args: dict[str, str], who: str) -> dict[str, str]:
-    """`args`, with `--batch`'s journal where the run asks for it (the backend's `batch_arg`)."""
-    if not plan.options.batch:
-        return args
+def with_run_files(plan: RunPlan, backend: str, args: dict[str, str], who: str) -> dict[str, str]:
+    """`args`, with what the run gives the backend of its own (`who`: the model or the judge): its engine's log in the
+    output folder (`engine_log_arg`), its engine's progress bars off under `--no_progress` (`progress_arg`), each
+    unless given, and `--batch`'s journal where the run asks for it (`batch_arg`)."""
     from harness.models.registry import backend_spec
 
-    arg = backend_spec(backend).batch_arg
+    spec = backend_spec(backend)
+    own = {}
+    if spec.engine_log_arg is not None and plan.output_dir is not None:
+        own[spec.engine_log_arg] = str(plan.output_dir / f"engine_{who}.log")
+    if spec.progress_arg is not None and plan.options.no_progress:
+        own[spec.progress_arg] = "false"
+    args = {**own, **args}
+    if not plan.options.batch:
+        return args
+    arg = spec.batch_arg
     if arg is None:  # a local model beside an API judge: the judge alone goes in batches
         print(
             f"harness: --batch: the {backend} backend ({who}) has no batch interface: its requests go as usual",
@@ -76,7 +85,7 @@ def open_model(plan: RunPlan) -> Model:
     model = make_model(
         plan.model.name,
         plan.model.backend,
-        with_batch(plan, plan.model.backend, plan.model.args, "model"),
+        with_run_files(plan, plan.model.backend, plan.model.args, "model"),
         plan.starting_batch_size,
         plan.options.max_batch_tokens,
         plan.options.ray,
@@ -174,7 +183,7 @@ def open_judge(plan: RunPlan) -> Judges | None:
     named = served is None or served in judge.given  # the user's model judges every task
 
     def open_one(model: str | None) -> Model:
-        args = with_batch(plan, judge.backend, judge_args(plan, model), "judge")
+        args = with_run_files(plan, judge.backend, judge_args(plan, model), "judge")
         return behind_cache(make_model(judge.name, judge.backend, args, 1, None, judge=True), plan.cache)
 
     # each task's paper's judge, unless told otherwise

@@ -258,7 +258,7 @@ class Runner:
         if self.options.answer_tags:
             parts["answer_tags"] = list(self.options.answer_tags)
         path = self.options.output_dir / journal_name(task.name) if self.options.output_dir else None
-        store = SampleStore(path, task.name, parts, task.builtin_aggregations())
+        store = SampleStore(path, task.name, parts, task.builtin_aggregations(), task.same_data)
         try:
             screened = self._screen_task(task, store, settings)
             if self.options.budget is not None:  # what the journal holds was paid for by an earlier run

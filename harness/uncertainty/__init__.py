@@ -5,7 +5,8 @@ clustered on which key and why: `docs/statistics.md`.
 - `variance`: which rows share an item (`design_from_keys`: a partition, or a crossed overlap design), plain (n - 1)
   and clustered (CR1; the graph sum for overlaps) errors, clusters, design effect.
 - `small_sample`: where clusters differ in size: CR2's bias-reduced variance of a mean, Bell-McCaffrey's degrees of
-  freedom, Kish's effective number of clusters (the report's interval rests on them).
+  freedom, Kish's effective number of clusters; and the figures of the report's interval rule (issue 107): the
+  cluster score test's slope and critical value, the working model's effective n.
 - `influence`: aggregates in first-order form (`Linearized`): mean, sum, ratio of sums, the jackknife for any other;
   combined through a group's rule (`combine`, `rule_gradient`) or differenced between runs (`difference`).
 - `bootstrap`: the seeded cluster bootstrap, for aggregates no formula linearizes and for whole curves.

@@ -123,11 +123,12 @@ def sample_size(
 
 
 def paired_mde(stderr_clustered: float, alpha: float, power: float) -> float:
-    """The minimum detectable effect of a paired difference whose clustered error is `stderr_clustered`: z · SE,
-    the error its interval and p rest on (`comparisons.comparison_error`: small-sample factor and all, a design
-    effect estimated under 1 taken as 1). NaN
-    where there is no error (none estimable, or no spread). `harness compare`'s MDE and `harness power --pair`'s come
-    from here, so the two agree on every pair."""
+    """The minimum detectable effect of a paired difference whose error is `stderr_clustered`: z · SE, SE the one
+    error its interval and p rest on (`comparisons.clustered_se`: the largest of the plain, CR1 and CR2 errors, a
+    design effect estimated under 1 taken as 1). NaN where there is no error (none estimable, or no spread).
+    `harness compare` writes that error's parts to compare.json (`stderr`, `stderr_clustered`, `stderr_cr2`) and
+    `harness power --pair` reads them back through the same `clustered_se`, so the two MDEs agree on every row of
+    every pair (tests/harness/outputs/test_power_pair.py)."""
     if not (math.isfinite(stderr_clustered) and stderr_clustered > 0):
         return math.nan
     return minimum_detectable_effect(1, stderr_clustered, alpha=alpha, power=power)

@@ -1,5 +1,6 @@
 """Small-sample corrections of a clustered error when clusters differ in size: the bias-reduced (CR2) variance of a
-mean and its Bell-McCaffrey degrees of freedom, and Kish's effective number of clusters.
+mean and its Bell-McCaffrey degrees of freedom, and Kish's effective number of clusters; and the figures the report's
+interval rests on since issue 107 (`rule_figures`, `score_bounds`: below).
 
 Why: CR1 (`harness.uncertainty.variance`) shrinks a large cluster's share of the variance, since a cluster holding a
 share w_c of the rows pulls the mean towards itself and its residual total is (1 - w_c) of its deviation; and t with
@@ -21,15 +22,29 @@ advice", REStat 98:701-712) recommend it and R's clubSandwich computes it (Puste
 - Kish's effective number of clusters n² / Σ m_c² (Kish 1965, Survey Sampling, §8.2): the number of equal clusters
   whose mean has the variance these clusters' mean has when every cluster agrees within itself (ρ = 1). Under 2 the
   rows stand for one cluster and some stray rows, and no interval is honest (`TOO_FEW_KISH`).
+
+Issue 107's rule (docs/statistics.md, "One rule for every design") reads, beside these, the **cluster score test**:
+at a value θ the rows' residuals from θ, u_i = ψ_i + a_i (θ̂ - θ) (a_i the row's weight in the estimate, 1/n for a
+mean), are summed within each cluster (each linked pair, for a crossed design), and θ is kept where
+(θ̂ - θ)² ≤ c² V(θ), V(θ) = Σ_c U_c(θ)² = V₀ + 2 (θ̂ - θ) S + (θ̂ - θ)² / K: V₀ the clustered sum of squares at θ̂,
+S its `slope` (Σ_c W_c T_c, W_c the cluster's weight) and K the `units` (1 / Σ_c W_c², Kish's clusters). Residuals
+from θ, not from θ̂, are not shrunk by a large cluster's pull on the mean, so V(θ) is unbiased at the true θ in any
+design (no leverage factor); the statistic (θ̂ - θ) / √V(θ) is the t statistic of the C clusters' terms U_c(θ)
+(Ibragimov and Müller 2010, "t-Statistic Based Correlation and Heterogeneity Robust Inference", JBES 28:453-468),
+and c the value that makes it Student's t with C - 1 degrees of freedom (`critical_value`), a test that holds its
+level for independent normal terms of any variances (Bakirov and Székely 2006). One cluster alone moves the statistic
+to at most 1 in size, so a dominant cluster cannot make it reject, whatever it drew.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 TOO_FEW_KISH = 2.0  # below it the rows stand for about one cluster: no interval (the report says why)
+INTERVAL_RULE = "cluster score test and Korn-Graubard (issue 107)"  # recorded beside the figures it reads
 
 
 def kish_clusters(sizes: np.ndarray) -> float:
@@ -84,3 +99,80 @@ def bell_mccaffrey_df(sizes: np.ndarray, icc: float) -> float:
     trace_sq = float(np.dot(diagonal, diagonal) + 2.0 * np.einsum("c,ck,ck->", diagonal, low_rank, qm))
     trace_sq += float(np.trace(inner @ inner))
     return trace * trace / trace_sq if trace_sq > 0 else math.nan
+
+
+@functools.lru_cache(maxsize=1024)  # the report asks it of every interval, at a few cluster counts
+def critical_value(clusters: float | None, level: float = 0.95) -> float:
+    """c = √C t / √(C - 1 + t²), t Student's t quantile with C - 1 degrees of freedom: |θ̂ - θ| / √V(θ) > c exactly
+    where the t test of the C clusters' terms U_c(θ) rejects (module docstring). It rises to the normal quantile as C
+    grows (1.81 at 5 clusters, 1.94 at 30); None (a crossed design, whose clusters are not independent units) gives the
+    normal quantile, the largest."""
+    from scipy import stats
+
+    quantile = 1 - (1 - level) / 2
+    if clusters is None or not math.isfinite(clusters):
+        return float(stats.norm.ppf(quantile))
+    t = float(stats.t.ppf(quantile, clusters - 1))
+    return math.sqrt(clusters) * t / math.sqrt(clusters - 1 + t * t)
+
+
+def score_bounds(
+    estimate: float, variance: float, slope: float, units: float, critical: float
+) -> tuple[float, float] | None:
+    """The values θ the cluster score test keeps: (θ̂ - θ)² ≤ c² (V₀ + 2 (θ̂ - θ) S + (θ̂ - θ)² / K), a quadratic in
+    d = θ̂ - θ. None where no value is refused however far (K ≤ c²: the rows stand for too few clusters for the
+    test to say anything) or an input is not finite."""
+    c2 = critical * critical
+    lead = 1.0 - c2 / units if units > 0 else -1.0
+    figures = (estimate, variance, slope, lead)
+    if not all(math.isfinite(f) for f in figures) or lead <= 0 or variance < 0:
+        return None
+    root = math.sqrt((c2 * slope) ** 2 + lead * c2 * variance)
+    return estimate - (c2 * slope + root) / lead, estimate - (c2 * slope - root) / lead
+
+
+def rule_figures(
+    psi: np.ndarray,
+    weights: np.ndarray,
+    labels: np.ndarray,
+    clusters: int,
+    pairs: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[float, float, int, float]:
+    """(slope S, units K, the largest cluster's rows, the working model's effective n) of an estimate whose rows have
+    influences `psi` and weights `weights` (a_i, summing to 1), in clusters `labels` (a partition), or, for a crossed
+    design, linked in `pairs` (i < j) within the components `labels`.
+
+    The working model's effective n is 1 / Σ_{i~j} a_i a_j r_ij, r_ii = 1 and r_ij = ρ̂ for linked rows, summed over
+    the rows outside the largest cluster (component): the variance a random-effects model gives the estimate, per unit
+    of a row's variance. It floors the effective n of the Korn-Graubard interval where the clusters' own totals say
+    less than their rows: several large clusters that happen to agree leave totals near the mean, which the score test
+    reads as a small spread; one cluster alone cannot mislead it, so the largest is left to it. ρ̂ is the rows'
+    correlation over linked pairs, 1 - γ / s², γ half the mean squared difference of a linked pair's influences (a
+    variogram: a cluster whose rows agree gives 0 however near the mean it lies), s² the rows' variance; 0 without a
+    linked pair, 1 where nothing varies."""
+    n = len(psi)
+    sizes = np.bincount(labels, minlength=clusters)
+    largest = int(np.argmax(sizes))
+    outside = labels != largest
+    variance = float(np.dot(psi, psi)) / (n - 1) if n > 1 else 0.0
+    if pairs is None:
+        totals = np.bincount(labels, weights=psi, minlength=clusters)
+        shares = np.bincount(labels, weights=weights, minlength=clusters)
+        squares = np.bincount(labels, weights=psi * psi, minlength=clusters)
+        slope = float(np.dot(shares, totals))
+        units = 1.0 / float(np.dot(shares, shares))
+        linked = float(np.sum(sizes * (sizes - 1))) / 2
+        spread = float(np.sum(sizes * squares - totals * totals))
+        pooled = float(np.dot(shares, shares) - shares[largest] ** 2)
+    else:
+        first, second = pairs
+        slope = float(np.dot(weights, psi) + np.dot(weights[first], psi[second]) + np.dot(weights[second], psi[first]))
+        cross = weights[first] * weights[second]
+        units = 1.0 / (float(np.dot(weights, weights)) + 2.0 * float(cross.sum()))
+        linked = float(len(first))
+        spread = float(np.sum((psi[first] - psi[second]) ** 2))
+        pooled = 2.0 * float(cross[outside[first]].sum()) + float(np.dot(weights[outside], weights[outside]))
+    icc = 0.0 if not linked else 1.0 if variance <= 0 else min(max(1.0 - spread / (2 * linked) / variance, 0.0), 1.0)
+    own = float(np.dot(weights[outside], weights[outside]))  # Σ a_i² outside the largest: each row with itself
+    model = own + icc * (pooled - own)
+    return slope, units, int(sizes[largest]), 1.0 / model if model > 0 else math.inf

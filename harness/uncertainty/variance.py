@@ -51,7 +51,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from harness.uncertainty.small_sample import bell_mccaffrey_df, bias_reduced_variance, icc_estimate, kish_clusters
+from harness.uncertainty.small_sample import (
+    bell_mccaffrey_df,
+    bias_reduced_variance,
+    icc_estimate,
+    kish_clusters,
+    rule_figures,
+)
 
 NAN = math.nan
 
@@ -152,7 +158,10 @@ class ClusteredError:
     C where every cluster adds alike, 1 where one carries it all; NaN where not measured). For a partition also
     `stderr_cr2` (the bias-reduced CR2 error), `df` (its Bell-McCaffrey degrees of freedom), `kish_clusters`
     (n² / Σ m_c²) and `largest_cluster` (its rows): what the report's interval rests on where clusters differ in size
-    (`harness.uncertainty.small_sample`); NaN and 0 where not measured."""
+    (`harness.uncertainty.small_sample`); NaN and 0 where not measured. Since issue 107, for a partition and a crossed
+    design alike, `slope` and `working_model_n` (the cluster score test's slope S and the working model's effective n,
+    `small_sample.rule_figures`), with `kish_clusters` the test's units K (a crossed design's: 1 / Σ_{i~j} a_i a_j,
+    every row with itself and its linked rows) and `largest_cluster` the largest component's rows."""
 
     stderr: float
     stderr_clustered: float
@@ -166,6 +175,8 @@ class ClusteredError:
     df: float = NAN
     kish_clusters: float = NAN
     largest_cluster: int = 0
+    slope: float = NAN
+    working_model_n: float = NAN
     # a task's own interval of its aggregation, where the task gives one (`metric_errors.with_interval`: MM-NIAH's grid
     # score); () where it gives none for these rows
     interval: tuple[float, ...] | None = None
@@ -246,7 +257,7 @@ def _error(
         return ClusteredError(stderr, NAN, n, clusters, NAN, design.overlap, method)
     if raw_plain == 0 and raw_clustered == 0:  # no spread at all: nothing clusters, nothing varies
         still = ClusteredError(stderr, 0.0, n, clusters, NAN, design.overlap, method)
-        return still if design.overlap else _small_sample(still, psi, design, stderr)  # Kish's clusters stand
+        return _with_rule(still if design.overlap else _small_sample(still, psi, design, stderr), psi, design)
     cluster_factor = 1.0 if design.overlap else clusters / (clusters - 1)
     # a partition's clusters can have equal means (0 is its answer); a graph sum of 0 is its links cancelling out
     estimable = raw_clustered > 0 or (raw_clustered == 0 and not design.overlap)
@@ -257,7 +268,21 @@ def _error(
         squares = np.bincount(design.labels, weights=psi, minlength=clusters) ** 2
         effective = min(float(squares.sum() ** 2 / np.dot(squares, squares)), float(clusters))
     found = ClusteredError(stderr, clustered, n, clusters, deff, design.overlap, method, effective)
-    return found if design.overlap or not estimable else _small_sample(found, psi, design, stderr)
+    if not estimable:
+        return found
+    return _with_rule(found if design.overlap else _small_sample(found, psi, design, stderr), psi, design)
+
+
+def _with_rule(found: ClusteredError, psi: np.ndarray, design: ClusterDesign) -> ClusteredError:
+    """The figures issue 107's interval reads (`small_sample.rule_figures`), each row weighing 1/n; left out where
+    every row is its own cluster (nothing clustered: the interval is a binomial's)."""
+    if not design.overlap and design.n_clusters >= design.n:
+        return found
+    pairs = design.pairs if design.overlap else None
+    weights = np.full(design.n, 1.0 / design.n)
+    slope, units, largest, model_n = rule_figures(psi, weights, design.labels, design.n_clusters, pairs)
+    units = found.kish_clusters if not design.overlap else units  # a partition's: n² / Σ m_c², Kish's own
+    return replace(found, slope=slope, kish_clusters=units, largest_cluster=largest, working_model_n=model_n)
 
 
 def _heterogeneity_df(found: ClusteredError) -> float:

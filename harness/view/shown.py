@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 from harness.config.task_index import natural_key as name_key
 from harness.outputs.report.report_md import headline_cell, row_scale
 from harness.outputs.results.groups import first_metric, why_no_value
+from harness.outputs.results.interval_bounds import bounds_text
 from harness.view.catalog import Catalog
 
 if TYPE_CHECKING:
@@ -108,6 +109,24 @@ def number_text(value: object) -> str:
             text = numpy.format_float_positional(value, precision=4, unique=False, fractional=False, trim="-")
         return text
     return "" if value is None else str(value)
+
+
+def _shown_decimals(value: float) -> int:
+    """The decimals `number_text` shows `value` at (before trailing zeros go): those of its 4 significant digits, 0
+    for a whole number or one it shows as 0."""
+    if not math.isfinite(value) or abs(value) < NOISE or value.is_integer():
+        return 0
+    rounded = abs(float(f"{value:.4g}"))  # 9.9996 is 10.00: the decimals of what is shown
+    return max(0, 3 - math.floor(math.log10(rounded)))
+
+
+def interval_text(bounds: tuple[float, float]) -> str:
+    """`[low, high]` at the decimals of the larger bound's 4 significant digits, trailing zeros dropped as `number_text`
+    drops them: its value lies between them, so no bound is shown finer than the value it bounds (an edge at
+    0.000001701 beside a value of 33.33 and an edge of 89.22 is 0; `harness.outputs.results.interval_bounds.bounds_text`,
+    report.md's rule)."""
+    low, high = bounds
+    return bounds_text(low, high, _shown_decimals(max(abs(low), abs(high))), trim=True)
 
 
 def finite_float(text: str | None) -> float | None:

@@ -21,7 +21,7 @@ from harness.view.catalog import Catalog, TaskRun, warn
 from harness.view.image_store import ImageStore
 from harness.view.samples.judged_columns import add_judged
 from harness.view.samples.sample_index import SampleIndex, build_index
-from harness.view.shown import line_breaks, metric_rows, number_text
+from harness.view.shown import interval_text, line_breaks, metric_rows, number_text
 from harness.view.task_data import TaskData
 
 HERE = Path(__file__).parent
@@ -74,6 +74,7 @@ class Viewer:
             lstrip_blocks=True,
         )
         self.env.filters["number"] = number_text
+        self.env.filters["interval"] = interval_text
         self.env.filters["line_breaks"] = line_breaks
         self.env.filters["metric_rows"] = metric_rows
         self.env.globals["query"] = query

@@ -195,7 +195,26 @@ def _select(rows: pa.Table, positive: bool, metadata: Mapping[str, object] | Non
     keep = rows.column("is_positive") if positive else pc.invert(rows.column("is_positive"))
     if subset == "paper":
         keep = pc.and_(keep, rows.column("in_paper_subset"))
-    return rows.filter(keep).drop_columns([c for c in UNUSED_COLUMNS if c in rows.column_names])
+    kept = rows.filter(keep).drop_columns([c for c in UNUSED_COLUMNS if c in rows.column_names])
+    if positive:
+        _check_needles(kept)
+    return kept
+
+
+# The columns that place a positive row's K needles, one value per needle each (the scorers pair them).
+NEEDLE_COLUMNS = ("needle_index", "needle_row", "needle_col")
+
+
+def _check_needles(rows: pa.Table) -> None:
+    """A ValueError naming the row and the column where a positive row's needle columns do not hold K values each."""
+    for name in (n for n in NEEDLE_COLUMNS if n in rows.column_names):
+        lengths = pc.list_value_length(rows.column(name))
+        wrong = pc.not_equal(lengths, pc.cast(rows.column("K"), lengths.type))
+        bad = pc.indices_nonzero(pc.or_kleene(wrong, pc.is_null(wrong)))  # a null list or K counts as wrong
+        if len(bad):
+            at = bad[0].as_py()
+            row, k, held = rows.column("id")[at].as_py(), rows.column("K")[at].as_py(), lengths[at].as_py()
+            raise ValueError(f"row {row!r}: column {name!r} holds {held} values, where its K is {k} (one per needle)")
 
 
 # The two hooks take and return the rows as a pyarrow Table (their annotations say so), so that a run of MMNeedle

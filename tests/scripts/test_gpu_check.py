@@ -16,6 +16,7 @@ import pytest
 from harness.run.cli import main
 from tests.support import fake_vllm
 from tests.support.backend_fixtures import MMNEEDLE_LIMIT
+from tests.support.model_requests import make_request
 from tests.support.paths import PROJECT
 
 TASKS = "mmneedle_m1_n2_k1_pos,mmneedle_m1_n2_k1_neg"
@@ -340,7 +341,7 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
         {"task": requests[3].task, "sample_id": requests[3].sample_id, "screen_tokens": 6, "prompt_tokens": 5}
     ]
     report = bare.render({"bare": result, "comparison": comparison})
-    assert f"Same answer: {len(requests) - 1}/{len(requests)}" in report
+    assert f"Same answer (decoded from the generated ids, U+FFFD kept): {len(requests) - 1}/{len(requests)}" in report
     assert f"Screen count (rule) against vLLM's `len(prompt_token_ids)`: {len(requests) - 1}/{len(requests)}" in report
     assert "screened out (never sent): t 9: screen 140000 tokens" in report
     assert (
@@ -348,6 +349,26 @@ def test_bare_loop_plans_the_runs_requests(mmneedle_dir, tmp_path, script_module
         f"{len(requests):.2f} |"
     ) in report
     assert f"| {5 * len(requests):,} | 16 ({16 / (5 * len(requests)):.1%}) | 7 |" in report
+
+
+def test_the_bare_loop_reads_an_answer_as_the_backend_does(script_module):
+    """A sample of the bare loop is vLLM's output read as the backend reads it (`output_result`): the answer decoded
+    from its generated ids, U+FFFD kept where it ends inside a character (vLLM's own text holds those bytes back),
+    and its prompt ids by their sha256, so that both sides are compared on the same terms."""
+    from types import SimpleNamespace
+
+    from harness.sent import token_ids_sha256
+    from tests.support.tiny_llava import tiny_tokenizer
+
+    tokenizer = tiny_tokenizer()
+    ids = tokenizer("answer é", add_special_tokens=False).input_ids[:-1]  # the last byte of "é" not generated
+    completion = SimpleNamespace(text="answer ", token_ids=ids, finish_reason="length", stop_reason=None)
+    output = SimpleNamespace(outputs=[completion], prompt_token_ids=[5, 6, 7], num_cached_tokens=2)
+    request = make_request("s1", ["a question"], task="t")
+    sample = script_module("vllm_bare_loop").bare_sample(request, output, tokenizer, 3)
+    assert sample["response"] == "answer \N{REPLACEMENT CHARACTER}"
+    assert sample["prompt_ids_sha256"] == token_ids_sha256([5, 6, 7])
+    assert (sample["prompt_tokens"], sample["completion_tokens"], sample["cached_tokens"]) == (3, len(ids), 2)
 
 
 def _sent(call: dict) -> tuple:
@@ -387,10 +408,11 @@ def test_the_bare_loop_sends_generate_what_our_run_sends_request_by_request(tmp_
         str(tmp_path / "data"),
         "--model_args",
         f"pretrained={checkpoint},max_model_len=32768",
+        "--no_progress",  # vLLM's bars off on both sides, as the run's backend is told
     ]
     monkeypatch.setattr(vllm, "LLM", fake_vllm.FakeLLM)  # both sides build their engine from vllm.LLM
     fake_vllm.CALLS.clear()
-    assert main(["--model", "vllm", *args, "--no_cache", "--no_progress", "--output_path", str(tmp_path / "ours")]) == 0
+    assert main(["--model", "vllm", *args, "--no_cache", "--output_path", str(tmp_path / "ours")]) == 0
     ours = [_sent(call) for call in fake_vllm.CALLS]
 
     bare = script_module("vllm_bare_loop")

@@ -58,6 +58,7 @@ from builders.core.contract.manifest import (
     manifest_image_storage,
     read_checked_manifest,
     read_manifest,
+    row_digest,
     split_files,
     write_manifest,
 )
@@ -235,6 +236,7 @@ __all__ = [
     "read_checked_manifest",
     "parse_hub_location",
     "read_manifest",
+    "row_digest",
     "read_ref",
     "relative_path_problem",
     "row_feature_dicts",

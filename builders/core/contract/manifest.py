@@ -20,7 +20,7 @@ from builders.core.contract.manifest_schema import (
     manifest_problem,
 )
 from builders.core.contract.regular_files import MiB, open_regular, read_regular
-from builders.core.contract.schema import EMBEDDED, IMAGE_TABLE_CONFIG
+from builders.core.contract.schema import EMBEDDED, IMAGE_TABLE_CONFIG, IMAGES
 
 MANIFEST_NAME = "build_manifest.json"
 # The most bytes a manifest may hold: one lists each data file in a line or two (the full MMLongBench build, the
@@ -29,6 +29,15 @@ MANIFEST_MOST = 64 * MiB
 # The argv of `builders build NAME ...` that reproduces a build, without --configs, --out, --overwrite
 # and --quiet (absent for a build made through the Python API): how to add configs to it.
 BUILD_COMMAND = "build_command"
+
+
+def row_digest(row: Mapping[str, Any]) -> bytes:
+    """A row's identity for its config's `content_sha256` (the sha256 of its rows' digests, in the order written):
+    every column, embedded images by their path only (their bytes are already hashed in `image_sha256`)."""
+    view = dict(row)
+    if IMAGES in view:
+        view[IMAGES] = [image["path"] for image in row[IMAGES]]
+    return json.dumps(view, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"
 
 
 class ManifestError(ValueError):

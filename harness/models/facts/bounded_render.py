@@ -1,36 +1,34 @@
-"""A checkpoint's chat template rendered within bounds of memory and output as well as time, for every kind of chat
-a run sends.
+"""A checkpoint's chat template rendered within bounds of time, memory and output, every render a run makes.
 
-A render in this process is stopped past its time bound only (`rendering_within`, a timer signal): a
-template that writes a gigabyte in a few seconds, only where a turn holds an image, had allocated it before anything
-could look, and the tokenizer then asked for eight (an abort; 50 MB ended in a traceback at 2.8 GB). So the first
-render of each kind of chat a run sends (its turns' roles, each with text or images or both, continued or not) runs
-in a forked process whose address space is bounded (`RLIMIT_AS`), within the same time; past a bound, the run stops
-in one line naming the template, and the text the child sent back is the render used. Every later render, here, is
-held to the same output bound before anything reads it: a template that writes past it only for some rows stops the
-run in one line too.
+A template that writes a gigabyte in a few seconds, only where a turn holds an image, had allocated it before anything
+could look, and the tokenizer then asked for eight (an abort; 50 MB ended in a traceback at 2.8 GB); one that wrote
+gigabytes only for a later row passed when the first render of each kind of chat alone was bounded in memory, in a
+forked process (6.7 GB before the line; issue 106). Every render now runs in this process (a fork each would cost
+more than the render) within `RENDER_SECONDS` (a timer signal), within an address space of what the process holds
+and what the render may allocate (`address_space_within`: `RLIMIT_AS`, set for the render and put back after), and
+is held to its output bound before anything reads it (`output_most`): past a bound, the run stops in one line naming
+the template, the task and the document. A template that reads another (`{% include %}`, `{% import %}`,
+`{% from %}`, `{% extends %}`; transformers renders one with no loader) is refused as it is read (`read_alone`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-import multiprocessing
 import os
 import resource
 import signal
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from multiprocessing.connection import Connection
+from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import TypeVar
 
-from harness.api import ImagePart, Message, TextPart
 from harness.errors import UserError
 
 RENDER_SECONDS: float = 10  # a chat template renders a bare user turn in milliseconds
 RENDER_MOST = 1 << 20  # bytes a render of a bare user turn may write (some hundreds), and may allocate past its own
+READING_TAGS = ("include", "import", "from", "extends")  # the statements that read another template (a loader's)
 
 
 @contextlib.contextmanager
@@ -57,22 +55,6 @@ def signal_deadline(seconds: float, expired: Callable[[], BaseException]) -> Ite
             signal.setitimer(signal.ITIMER_REAL, max(previous - (time.monotonic() - started), 1e-3))
 
 
-@contextlib.contextmanager
-def rendering_within(what: str) -> Iterator[None]:
-    """A render of a checkpoint's chat template in this process (one per sample: a fork each would cost more than the
-    render) stopped past `RENDER_SECONDS`, in one line naming `what` (a `UserError`; see `signal_deadline`); a template
-    that does not parse, or fails on the chat (its own `raise_exception`), is one such line too."""
-    import jinja2  # transformers' template engine
-
-    seconds = RENDER_SECONDS
-    said = f"{what} was not rendered within {seconds} s (a chat template renders one in milliseconds)"
-    with signal_deadline(seconds, lambda: UserError(said)):
-        try:
-            yield
-        except jinja2.TemplateError as err:  # its message may quote the template: its first line, cut
-            raise UserError(f"{what} could not be rendered: {(str(err).splitlines() or [''])[0][:200]}") from None
-
-
 GROWTH = 4  # a render may write its chat's text this many times over, besides `RENDER_MOST`
 MEMORY_PER_BYTE = 64  # what a render may allocate past what the process holds, per byte it may write
 
@@ -83,94 +65,115 @@ def output_most(chat: object) -> int:
     return GROWTH * len(json.dumps(chat, ensure_ascii=False, default=str)) + RENDER_MOST
 
 
-def chat_kind(messages: Sequence[Message], continued: bool) -> Hashable:
-    """What tells one kind of chat from another for a template: each turn's role and whether it holds text, images."""
-    return continued, tuple(
-        (m.role, any(isinstance(p, TextPart) for p in m.content), any(isinstance(p, ImagePart) for p in m.content))
-        for m in messages
-    )
+@functools.lru_cache(maxsize=1)
+def _statm(pid: int) -> int:
+    """A descriptor of process `pid`'s /proc statm, kept open: read again at offset 0 for each render (a tenth of an
+    open's cost); a forked child opens its own."""
+    return os.open(f"/proc/{pid}/statm", os.O_RDONLY)
 
 
-Rendered = TypeVar("Rendered")
-
-
-def _render_child(render: Callable[[], Rendered], most: int, size: Callable[[Rendered], int], out: Connection) -> None:
-    """In the forked child: `render()` within `MEMORY_PER_BYTE * most` bytes of memory past what the process holds,
-    sent back as ("text", it) within `most` characters (`size`), else ("bound", which); ("failed", None) where it
-    raised."""
-    with contextlib.suppress(OSError, ValueError):  # no /proc or no rlimit here: the time bound alone
-        with open("/proc/self/statm") as statm:
-            held = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        resource.setrlimit(resource.RLIMIT_AS, (held + MEMORY_PER_BYTE * most, hard))
-    answer: tuple[str, Rendered | str | None]
+def _address_space() -> int | None:
+    """The bytes of address space this process holds (its statm's size); None where it cannot tell."""
     try:
-        text = render()
-        answer = ("text", text) if size(text) <= most else ("bound", "output")
-    except MemoryError:
-        answer = ("bound", "memory")
-    except Exception:
-        answer = ("failed", None)
-    out.send(answer)
+        return int(os.pread(_statm(os.getpid()), 64, 0).split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return None
 
 
-def forked(
-    render: Callable[[], Rendered], most: int, size: Callable[[Rendered], int]
-) -> tuple[str, Rendered | str | None]:
-    """`render()` in a forked child (`_render_child`), within `RENDER_SECONDS`: ("text", what it rendered),
-    ("bound", "time" | "memory" | "output"), or ("failed", None) where it raised. The caller imports what the child
-    runs first: an import in a forked child may wait on a lock another thread held."""
-    context = multiprocessing.get_context("fork")
-    reader, writer = context.Pipe(duplex=False)
-    child = context.Process(target=_render_child, args=(render, most, size, writer), daemon=True)
-    child.start()
-    writer.close()
+@contextlib.contextmanager
+def address_space_within(more: int) -> Iterator[None]:
+    """The block run with this process's address space bounded (`RLIMIT_AS`) at what it holds and `more` bytes, so
+    that an allocation past it fails (a `MemoryError`) instead of growing; the limit before it is put back after. The
+    limit is the process's, its threads' too: a render takes milliseconds, between the engine's calls, not beside
+    them. Without /proc or a limit to set (not Linux), the block runs unbounded; a lower limit in place is kept."""
+    held = _address_space()
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    bound = None if held is None else held + more
+    for limit in (soft, hard):
+        if bound is not None and limit != resource.RLIM_INFINITY:
+            bound = min(bound, limit)
     try:
-        answer = reader.recv() if reader.poll(RENDER_SECONDS) else ("bound", "time")
-    except EOFError:  # the child ended without an answer (killed past its memory)
-        answer = ("bound", "memory")
+        if bound is not None and bound != soft:
+            resource.setrlimit(resource.RLIMIT_AS, (bound, hard))
+    except (OSError, ValueError):
+        bound = None
+    try:
+        yield
     finally:
-        child.kill()
-        child.join()
-        reader.close()
-    kind, value = answer
-    return str(kind), value
+        if bound is not None and bound != soft:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+class ReadsAnotherTemplate(UserError):
+    """A chat template that reads another (`read_alone`)."""
+
+
+def read_alone(template: str, name: str) -> None:
+    """A `ReadsAnotherTemplate` naming the template (`name`), the statement and its line where `template` reads another
+    (`READING_TAGS`): transformers renders a chat template with no loader, so there is nothing it could read (it
+    failed as a `TypeError` as it rendered). A template that does not lex is left to its render to say so."""
+    import jinja2  # transformers' template engine
+
+    try:
+        lexed = jinja2.Environment().lex(template)  # noqa: S701 - lexed, never rendered
+        tokens = [token for token in lexed if token[1] != "whitespace"]
+    except jinja2.TemplateError:
+        return
+    for (line, kind, _), (_, next_kind, value) in zip(tokens, tokens[1:], strict=False):
+        if kind == "block_begin" and next_kind == "name" and value in READING_TAGS:
+            raise ReadsAnotherTemplate(
+                f"{name} uses {{% {value} %}} (line {line}), which reads another template: a chat template is rendered "
+                "alone, with no templates beside it (give the whole template in one file)"
+            )
 
 
 class RenderBound(UserError):
     """A render past its bound of time, memory or output."""
 
 
+def _past(what: str, template: str, bound: str, most: int) -> str:
+    if bound == "time":
+        return f"{what} was not rendered within {RENDER_SECONDS} s by {template} (it renders one in milliseconds)"
+    limit = {
+        "memory": f"rendered within {MEMORY_PER_BYTE * most:,} bytes of memory",
+        "output": f"rendered within {most:,} characters (its chat's {GROWTH} times over and {RENDER_MOST:,})",
+    }[bound]
+    return f"{what} was not {limit} by {template}, which writes some bytes around each turn and image"
+
+
+@contextlib.contextmanager
+def rendering_within(what: str, template: str, most: int) -> Iterator[None]:
+    """A render of `template` (which, in a message: "the chat template of the checkpoint") in this process, within
+    `RENDER_SECONDS` (`signal_deadline`) and `MEMORY_PER_BYTE * most` bytes of memory past what the process holds
+    (`address_space_within`): past either, a `RenderBound` in one line naming `what` and `template`; a template that
+    does not parse, or fails on the chat (its own `raise_exception`), is one such line too (a `UserError`)."""
+    import jinja2  # transformers' template engine
+
+    try:  # the timer stopped before the address space is given back
+        with address_space_within(MEMORY_PER_BYTE * most):
+            with signal_deadline(RENDER_SECONDS, lambda: RenderBound(_past(what, template, "time", most))):
+                yield
+    except MemoryError:  # past the bound, or the process's own limit: nothing kept of what it allocated
+        raise RenderBound(_past(what, template, "memory", most)) from None
+    except jinja2.TemplateError as err:  # its message may quote the template: its first line, cut
+        raise UserError(f"{what} could not be rendered: {(str(err).splitlines() or [''])[0][:200]}") from None
+
+
 class BoundedRender:
-    """Renders of one chat template (`template`: which, in a message: "the checkpoint's chat template"), each
-    bounded (see the module's docstring); the first of each kind of chat in a forked child."""
+    """Renders of one chat template (`template`: which, in a message: "the chat template of the checkpoint"), each
+    bounded in time, memory and output (see the module's docstring); its `text`, where given, refused at once where it
+    reads another template (`read_alone`, the message naming `owner`, its checkpoint)."""
 
-    def __init__(self, template: str) -> None:
+    def __init__(self, template: str, text: str | None = None, owner: str = "") -> None:
         self.template = template
-        self._checked: set[Hashable] = set()
+        if text is not None:
+            read_alone(text, f"{owner}: {template}")
 
-    def __call__(self, render: Callable[[], object], chat: object, kind: Hashable, what: str) -> str:
-        """`render()` of `chat` (of `kind`, `chat_kind`), `what` naming it (its task and document) in a message."""
+    def __call__(self, render: Callable[[], object], chat: object, what: str) -> str:
+        """`render()` of `chat`, `what` naming it (its task and document) in a message."""
         most = output_most(chat)
-        if kind not in self._checked:
-            import transformers.utils.chat_template_utils  # noqa: F401 - imported here, not in the child (no import lock)
-
-            answer = forked(lambda: str(render()), most, len)
-            if answer[0] == "bound":
-                raise RenderBound(self._past(str(answer[1]), most, what))
-            self._checked.add(kind)
-            if answer[0] == "text":
-                return str(answer[1])
-        with rendering_within(what):
+        with rendering_within(what, self.template, most):
             text = str(render())
         if len(text) > most:
-            raise RenderBound(self._past("output", most, what))
+            raise RenderBound(_past(what, self.template, "output", most))
         return text
-
-    def _past(self, bound: str, most: int, what: str) -> str:
-        limit = {
-            "time": f"rendered within {RENDER_SECONDS} s",
-            "memory": f"rendered within {MEMORY_PER_BYTE * most:,} bytes of memory",
-            "output": f"rendered within {most:,} characters (its chat's {GROWTH} times over and {RENDER_MOST:,})",
-        }[bound]
-        return f"{what} was not {limit} by {self.template}, which writes some bytes around each turn and image"

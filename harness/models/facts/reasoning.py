@@ -153,34 +153,33 @@ log = logging.getLogger(__name__)
 def generation_prompt(template: str | None) -> str | None:
     """What the template writes after a user turn for the model to answer (`add_generation_prompt`), as transformers
     renders it with the template's own defaults; None where it cannot be rendered here. A checkpoint's template is
-    untrusted: it is rendered in a forked process within `RENDER_SECONDS`, `RENDER_MOST` bytes of output and 64 times
-    that of memory (`harness.models.facts.bounded_render.forked`; a loop of `range(100000)` in another hung the run);
-    past a bound, one warning line names it and the answer is None."""
+    untrusted: it is rendered within the bounds of time, memory and output of every render of it
+    (`harness.models.facts.bounded_render`; a loop of `range(100000)` in another hung the run); past a bound, one
+    warning line names it and the answer is None."""
     if not template:
         return None
-    from transformers.utils.chat_template_utils import render_jinja_template  # in this process, not in the child
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    chat = [{"role": "user", "content": "Q"}]
 
     def rendered(prompt: bool) -> str:
         # (the renders, their generation indices), whatever its annotation says
-        text: Any = render_jinja_template(
-            [[{"role": "user", "content": "Q"}]], chat_template=template, add_generation_prompt=prompt
-        )
+        text: Any = render_jinja_template([chat], chat_template=template, add_generation_prompt=prompt)
         return str(text[0][0])
 
-    answer = bounded_render.forked(
-        lambda: (rendered(True), rendered(False)), bounded_render.RENDER_MOST, lambda b: sum(map(len, b))
-    )
-    if answer[0] == "bound":
-        seconds, most = bounded_render.RENDER_SECONDS, bounded_render.RENDER_MOST
-        bound = {"time": f"{seconds} s", "output": f"{most:,} bytes of output"}.get(str(answer[1]))
+    bounded = bounded_render.BoundedRender("the chat template")
+    try:
+        asked = bounded(lambda: rendered(True), chat, "the generation prompt")
+        said = bounded(lambda: rendered(False), chat, "the generation prompt")
+    except bounded_render.RenderBound as err:
         log.warning(
-            "the chat template's generation prompt was not rendered within %s; whether it leaves a thinking block "
-            "open is not known, so an output that never closes one is scored whole",
-            bound or f"{bounded_render.MEMORY_PER_BYTE * most:,} bytes of memory",
+            "%s; whether it leaves a thinking block open is not known, so an output that never closes one is scored "
+            "whole",
+            err,
         )
-    if answer[0] != "text" or not isinstance(answer[1], tuple):
         return None
-    asked, said = answer[1]
+    except Exception:  # a template that cannot render a bare user turn: nothing known of its thinking
+        return None
     return asked[len(said) :] if asked.startswith(said) else None
 
 

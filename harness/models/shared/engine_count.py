@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 
 from builders.core.contract import image_tokens as contract_image_tokens
 from harness.api import BackendFatalError, GenerationSettings, ImagePart, ImageRef, Message, ModelFacts, Request
+from harness.models.facts.bounded_render import ReadsAnotherTemplate
 from harness.models.facts.checkpoint import load_failure, require_checkpoint
 from harness.models.facts.family import ImageTokens, estimated_prompt_tokens
 from harness.models.facts.remote_code import RemoteCodeRefused
@@ -81,8 +82,8 @@ class EngineCount:
                     chat_template=chat_template,
                     style=style,
                 )
-            except RemoteCodeRefused:
-                raise  # the checkpoint's code is refused, not estimated around
+            except (RemoteCodeRefused, ReadsAnotherTemplate):
+                raise  # the checkpoint's code, or a template no engine can render, is refused, not estimated around
             except Exception as err:  # whatever keeps the processor from loading: the family's estimate, and why
                 self.unavailable = load_failure(settings.pretrained, err, offline=offline)
                 continue

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.api import Request
-from harness.models.facts.bounded_render import BoundedRender, chat_kind
+from harness.models.facts.bounded_render import BoundedRender
 from harness.models.facts.checkpoint import check_checkpoint_files, config_json
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.facts.remote_code import before_loading
@@ -149,7 +149,7 @@ class ProcessorCount:
         self.name = name
         given = "given by chat_template=" if chat_template else None
         source = given or (f"of prompt style {self.style.name}" if self.style.template_text else "of the checkpoint")
-        self._bounded = BoundedRender(f"the chat template {source}")  # a checkpoint's template is untrusted
+        self._bounded = BoundedRender(f"the chat template {source}", self.chat_template, name)  # it is untrusted
         self.max_pixels = max_pixels
         # Settings every image is processed with (vLLM's mm_processor_kwargs), under a request's own.
         self.processor_kwargs = dict(processor_kwargs or {})
@@ -297,7 +297,7 @@ class ProcessorCount:
 
         # bounded in time, memory and output: a loop of range(100000) twice hung, a gigabyte written for image turns
         # only made the tokenizer ask for eight
-        prompt = self._bounded(render, chat, chat_kind(request.as_sent, continued), what)
+        prompt = self._bounded(render, chat, what)
         bos = self._template_bos
         return prompt[len(bos) :] if bos and prompt.startswith(bos) else prompt
 

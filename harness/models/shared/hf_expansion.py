@@ -179,8 +179,8 @@ def image_text(probe: str, tokenizer: object, token_id: int | None) -> str:
 def probe_prompt(processor: object, chat_template: str, name: str, bounded: BoundedRender) -> str:
     """A prompt of "Look:", an image, "What?" as the chat template renders it, which a count is probed with when a
     processor is loaded (`sent_as_counted`, `placeholder`, `image_text`); "" where the template cannot render it,
-    within `bounded`'s bounds (a checkpoint's template is untrusted): past them, the first request of its kind says
-    which, naming its task and document."""
+    within `bounded`'s bounds (a checkpoint's template is untrusted): past them, a request's render says which,
+    naming its task and document."""
     parts = [{"type": "text", "text": "Look:"}, {"type": "image"}, {"type": "text", "text": "What?"}]
     chat = [{"role": "user", "content": parts}]
     apply: Callable[..., object] = getattr(processor, "apply_chat_template")  # noqa: B009 - a processor's
@@ -189,7 +189,7 @@ def probe_prompt(processor: object, chat_template: str, name: str, bounded: Boun
         return apply(chat, chat_template=chat_template, add_generation_prompt=True, tokenize=False)
 
     try:
-        return bounded(render, chat, "probe", f"{name}: the chat template's probe prompt")
+        return bounded(render, chat, f"{name}: the chat template's probe prompt")
     except Exception:
         return ""
 

@@ -55,7 +55,7 @@ def row_scale(row: ComparisonRow) -> float | None:
 
 def without_error(row: ComparisonRow, why: str) -> None:
     """A row whose error does not exist (issue 63, item 4): no error, interval, p or MDE, and why in its warnings."""
-    for key in ("stderr", "stderr_clustered", "design_effect", "low", "high", "p_value", "mde"):
+    for key in ("stderr", "stderr_clustered", "stderr_cr2", "design_effect", "low", "high", "p_value", "mde"):
         row[key] = NAN
     if row["run_to_run_stderr"] is not None:
         row["run_to_run_stderr"] = NAN

@@ -28,6 +28,7 @@ from typing import Literal
 
 from harness.api import SCORED
 from harness.errors import UserError, close_names
+from harness.inputs.data import FILES, VERIFIED, files_fingerprint
 from harness.outputs.merge.journals import MergeError, read_journal
 from harness.outputs.results.model_results import ModelResults, load_results, model_named
 from harness.running.journal.journal_file import SampleRecord, journal_name
@@ -117,6 +118,7 @@ class TaskJournal:
     parts: dict[str, object]
     records: dict[str, SampleRecord]
     judge: dict[str, object] | None = None
+    data: object = None  # its `task.dataset` in the form runs record it now (`recorded_data`)
 
     def scored(self, sample_id: str) -> bool:
         record = self.records.get(sample_id)
@@ -131,6 +133,25 @@ class TaskJournal:
         from before the scoring had a part of its own), `metadata`)."""
         task = self.parts.get("task")
         return task.get(key) if isinstance(task, dict) else None
+
+
+def recorded_data(recorded: object, dataset: Mapping[str, object]) -> object:
+    """A journal's data fingerprint (`task.dataset`) in the form runs record it now: one of the form before issue 99
+    (its build manifest's content hash) as `files:` and the hash of the files its run read (`files_fingerprint`),
+    where its run's results file records them for that very data (`dataset`, its `datasets[task]`: its `fingerprint`
+    the journal's, verified, `verified_files` hashed from the bytes read); else as recorded."""
+    files = dataset.get("verified_files")
+    if (
+        isinstance(recorded, str)
+        and not recorded.startswith(FILES)
+        and recorded == dataset.get("fingerprint")
+        and dataset.get("verification") == VERIFIED
+        and isinstance(files, list)
+        and files
+        and all(isinstance(f, dict) and isinstance(f.get("sha256"), str) for f in files)
+    ):
+        return files_fingerprint(f["sha256"] for f in files)
+    return recorded
 
 
 class JournalUnreadable(UserError):
@@ -167,7 +188,13 @@ def read_task_journal(run: Run, task: str) -> TaskJournal:
     records = {str(r["sample_id"]): r for r in journal.records}
     judge = run.judge_of(task)
     judged = _with_judge_metrics(records, source.parent / judge_log_name(task), run.folder) if judge else None
-    return TaskJournal(path, journal.parts, records if judged is None else judged, None if judged is None else judge)
+    header = TaskJournal(path, journal.parts, {})
+    datasets = run.results.sources[task].get("datasets")
+    dataset = datasets.get(task) if isinstance(datasets, dict) else None
+    data = recorded_data(header.task_part("dataset"), dataset if isinstance(dataset, dict) else {})
+    return TaskJournal(
+        path, journal.parts, records if judged is None else judged, None if judged is None else judge, data
+    )
 
 
 def _with_judge_metrics(records: dict[str, SampleRecord], log: Path, folder: Path) -> dict[str, SampleRecord] | None:

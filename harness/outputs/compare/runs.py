@@ -26,6 +26,7 @@ from pathlib import Path
 
 from harness.config.task_index import TaskIndex, natural_key
 from harness.errors import UserError, first_line, known_names, suggest
+from harness.inputs.content_hash import EARLIER
 from harness.outputs.compare.judge_agreement import JudgedPairs, agreement_rows, swapped_pairs
 from harness.outputs.compare.paired_runs import JournalUnreadable, PairedTask, Run, paired_task, pick_runs
 from harness.outputs.compare.stats import CompareOptions, TaskComparison, adjust, compare_groups, compare_task
@@ -62,11 +63,24 @@ def task_index(command: str, runs: Sequence[Run], include_paths: Sequence[Path])
 
 
 def _refusal(paired: PairedTask) -> str | None:
-    """Why the two runs of a task are not one measurement (different data or task version), or None."""
-    for key, what in (("dataset", "data (the build's content hash)"), ("version", "task version")):
-        mine, theirs = paired.a.task_part(key), paired.b.task_part(key)
-        if mine != theirs:
-            return f"the runs differ in {what}: {mine!r} in A, {theirs!r} in B; its rows are not one measurement"
+    """Why the two runs of a task are not one measurement (different data or task version), or None. A journal's data
+    recorded in the form before issue 99 is taken in the form now where its results file shows which files it read
+    (`recorded_data`): a run from before and one after, on the same build, are one measurement."""
+    if paired.a.data != paired.b.data:
+        earlier = [side for side, journal in (("A", paired.a), ("B", paired.b)) if EARLIER.fullmatch(str(journal.data))]
+        why = (
+            f" ({' and '.join(earlier)}: the build manifest's content hash, the form before issue 99, with no files "
+            "read recorded for it by its results file to show which data it is)"
+            if earlier
+            else ""
+        )
+        return (
+            f"the runs differ in data (the files read): {paired.a.data!r} in A, {paired.b.data!r} in B{why}; its rows "
+            "are not one measurement"
+        )
+    mine, theirs = paired.a.task_part("version"), paired.b.task_part("version")
+    if mine != theirs:
+        return f"the runs differ in task version: {mine!r} in A, {theirs!r} in B; its rows are not one measurement"
     return None
 
 

@@ -135,6 +135,7 @@ def _row(
         difference=estimate,
         stderr=error.stderr,
         stderr_clustered=error.stderr_clustered,
+        stderr_cr2=error.stderr_cr2,
         n_clusters=error.n_clusters,
         design_effect=error.design_effect,
         overlap=error.overlap,

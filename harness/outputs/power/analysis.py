@@ -19,8 +19,8 @@ different rows, σ · √2. From a build or one run, a paired difference's desig
 assumed (`--correlation`), and the header says so: where the two models share an item effect the difference's design
 effect is smaller than one run's, where each has its own it can be larger (issue 63). From a **finished pair**
 (`from_pair`, `harness power --pair COMPARE_JSON`: two runs compared by `harness compare`), both are measured, and the
-MDE is the one `harness compare` prints for the pair (`paired_mde`: z times the difference's clustered error, its
-small-sample factor included and a design effect under 1 as measured), the rows needed n · (MDE / δ)²; σ_c shown is
+MDE is the one `harness compare` prints for the pair (`paired_mde`: z times the difference's one error,
+`comparisons.clustered_se`: the largest of its plain, CR1 and CR2 errors), the rows needed n · (MDE / δ)²; σ_c shown is
 the difference's own per-row sd (its plain error · √n), r each row's Pearson correlation. From a build or one run, a
 design effect below 1 (an estimate's noise) is taken as 1.
 
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from harness.uncertainty.comparisons import comparison_error
+from harness.uncertainty.comparisons import clustered_se
 from harness.uncertainty.power import (
     bernoulli_sd,
     comparison_sd,
@@ -191,7 +191,7 @@ def from_pair(
     `correlation` the per-row r."""
     points = in_points(scale)
     compared = error.stderr * math.sqrt(error.n) * points if math.isfinite(error.stderr) else NAN
-    clustered = comparison_error(error.stderr, error.stderr_clustered) * points  # as harness compare's MDE
+    clustered = clustered_se(error) * points  # the row's one error, as harness compare's MDE
     note = f"measured from the pair: per-row r {correlation:.2f}" if math.isfinite(correlation) else ""
     if not compared > 0:
         note = "no spread: the two runs' rows differ alike everywhere"

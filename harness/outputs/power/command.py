@@ -237,7 +237,10 @@ def from_pair_file(
         se, se_clustered, deff, r = (
             float_or_nan(row[k]) for k in ("stderr", "stderr_clustered", "design_effect", "correlation")
         )
-        error = ClusteredError(se, se_clustered, row["n_paired"], row["n_clusters"], deff, row["overlap"])
+        cr2 = float_or_nan(row.get("stderr_cr2", "N/A"))  # a file before issue 107 has none: CR1's is its error
+        error = ClusteredError(
+            se, se_clustered, row["n_paired"], row["n_clusters"], deff, row["overlap"], stderr_cr2=cr2
+        )
         scale = compared_scale(row)
         config = index.tasks.get(row["name"])
         benchmark = _benchmark(config.dataset_path) if config is not None else "other"

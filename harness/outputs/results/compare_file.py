@@ -57,6 +57,9 @@ class ComparisonRow(TypedDict):
     difference: Number  # value_a - value_b
     stderr: Number  # rows taken as independent
     stderr_clustered: Number  # clustered on the rows' cluster keys (CR1; the graph sum for a crossed design)
+    # CR2's bias-reduced error of a partition (N/A: not measured); the row's one error is the largest of the three,
+    # its interval's, p's and MDE's, which `harness power --pair` reads (absent from files before issue 107)
+    stderr_cr2: NotRequired[Number]
     n_clusters: Count
     design_effect: Number
     overlap: bool  # a crossed design: the graph sum and the normal distribution
@@ -69,7 +72,7 @@ class ComparisonRow(TypedDict):
     b_only: int | None  # the reverse (McNemar's c)
     mcnemar_p: Number | None  # McNemar's exact p (rows as independent); null where it does not apply
     correlation: Number  # Pearson's correlation of A's and B's values per row
-    mde: Number  # the smallest true difference detected at `alpha` with `power`, (z + z) · stderr_clustered
+    mde: Number  # the smallest true difference detected at `alpha` with `power`: (z + z) · the row's one error
     run_to_run_stderr: Number | None  # two runs of one model: stderr_clustered / √2; null: two models
     warnings: list[str]
     # a task's metric with one number per row in both runs (absent from a group's row and from older files): what

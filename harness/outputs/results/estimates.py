@@ -3,20 +3,16 @@ the report shows beside it: `harness report`'s tables, the viewer's pages (throu
 verdicts beside a paper (`harness.outputs.report.verdict`) read numbers through `estimate_of`.
 
 A score on a bounded scale (a proportion, or a 0-100 score: `scale`) gets the Wilson interval on its effective
-sample size n_eff = p(1 - p) / SE², SE the larger of its clustered and plain errors (Korn and Graubard 1998's
-effective n of a survey proportion). For a 0/1 score that is n / deff, never more than the rows; a bounded score with
-partial credit (ROUGE, ANLS) has a smaller variance than a proportion at its value, so its n_eff is larger and the
-interval as wide as its error says. Where no error can be estimated (every row scored the same, one row) n_eff is the
-number of clusters, the fewest independent units the rows stand for (`harness.uncertainty.comparisons.effective_n`): the
-interval of a 0 % at n = 20 on 20 items is [0, 16.1 %], on 3 items [0, 56.1 %]. It never collapses to a point, and
-never reads "± 0.0". Where n_eff comes from an estimated error over C clusters, the interval uses Korn and
-Graubard's degrees-of-freedom correction, n_eff · (t_{n-1} / t_df)² (`Estimate.interval_n`): the variance rests on
-C clusters, not n rows, and on no more clusters than rows of the rarer outcome (0 or 1, read from the value:
-x = n · min(p, 1 - p)), so df = min(C - 1, x); the corrected n is never below min(n_eff, C), the n of the largest
-variance C cluster means on the scale can have. Wilson on Korn-Graubard's n with df C - 1 alone covered 88-93 % in
-the rare-outcome cells of a seeded grid (6 rows an item, p .05 or .95, 20-30 items: one positive row in 120 passed
-for a design effect of 1); with the rarer outcome's df every cell of the grid covers at least 93 %
-(bench/report_interval_coverage.py, bench/RESULTS.md).
+sample size n_eff = p(1 - p) / SE², SE its one error (Korn and Graubard 1998's effective n of a survey proportion):
+n / deff for a 0/1 score, never more than the rows. Where no error can be estimated (every row scored the same) n_eff
+is the number of clusters (`harness.uncertainty.comparisons.effective_n`): a 0 % on 20 items reads [0, 16.1 %], on 3
+items [0, 56.1 %]; never a point, never "± 0.0". Where n_eff comes from an estimated error over C clusters, the
+interval uses Korn and Graubard's degrees-of-freedom correction, n_eff · (t_{n-1} / t_df)² (`Estimate.interval_n`):
+the variance rests on C clusters, not n rows, and on no more clusters than rows of the rarer outcome (0 or 1, read
+from the value: x = n · min(p, 1 - p)), so df = min(C - 1, x); the corrected n is never below min(n_eff, C), the n of
+the largest variance C cluster means on the scale can have (bench/report_interval_coverage.py). Since issue 107, where the rows
+share clusters, that interval is joined with the cluster score test's (`_with_score`; docs/statistics.md, "One rule
+for every design"; bench/unequal_cluster_coverage.py), or none is shown where too few clusters stand.
 """
 
 from __future__ import annotations
@@ -26,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from harness.outputs.results.interval_bounds import bounds_text
 from harness.uncertainty.comparisons import clopper_pearson_interval, effective_n, interval, wilson_interval
-from harness.uncertainty.small_sample import TOO_FEW_KISH
+from harness.uncertainty.small_sample import INTERVAL_RULE, TOO_FEW_KISH, critical_value, score_bounds
 
 if TYPE_CHECKING:
     from harness.outputs.results.model_results import ModelResults
@@ -68,24 +65,46 @@ class Estimate:
     # a task's own interval of its aggregation (the results' `uncertainty`; () where it gives none for these rows):
     # an aggregation no value ± t · SE fits (`metric_errors.with_interval`; docs/ADDING_A_BENCHMARK.md)
     own_interval: tuple[float, ...] | None = None
+    # issue 107's rule (`small_sample.INTERVAL_RULE`, recorded beside its figures; None in an older file): the cluster
+    # score test's slope, the working model's effective n, and whether the design is crossed (a graph sum)
+    slope: float | None = None
+    working_model_n: float | None = None
+    overlap: bool = False
+    rule: str | None = None
 
     def rescaled(self, factor: float) -> Estimate:
         """The same estimate in other units (a proportion x 100: percentage points)."""
-        units = ("value", "stderr", "clustered", "scale", "cr2")
-        scaled = {k: None if (v := getattr(self, k)) is None else v * factor for k in units}
+
+        def times(v: float | None) -> float | None:
+            return None if v is None else v * factor
+
         own = None if self.own_interval is None else tuple(b * factor for b in self.own_interval)
-        return replace(self, **scaled, own_interval=own)
+        value, stderr, clustered, scale, cr2, slope = map(
+            times, (self.value, self.stderr, self.clustered, self.scale, self.cr2, self.slope)
+        )
+        return replace(
+            self, value=value, stderr=stderr, clustered=clustered, scale=scale, cr2=cr2, slope=slope, own_interval=own
+        )
 
     @property
     def error(self) -> float | None:
-        """The error a comparison uses: the clustered one where the results record it, else the plain one."""
-        return self.clustered if self.clustered is not None else self.stderr
+        """The metric's one error, as `harness compare` and `harness power --pair` take it (`comparisons.clustered_se`):
+        the largest of the clustered, plain and CR2 errors; the plain one where no clustered error is recorded."""
+        if self.clustered is None:
+            return self.stderr
+        return max(e for e in (self.clustered, self.stderr, self.cr2) if e is not None)
+
+    @property
+    def by_rule(self) -> bool:
+        """Whether the figures of issue 107's rule are recorded (a file written since), for a mean of rows."""
+        return self.rule == INTERVAL_RULE and self.slope is not None and self.kish_clusters is not None
 
     @property
     def df(self) -> float | None:
         """Degrees of freedom of a clustered error: clusters - 1 (Cameron and Miller 2015), or Bell and McCaffrey's
-        where recorded and fewer (clusters of different sizes); None: normal."""
-        if self.n_clusters is None or self.n_clusters < 2:
+        where recorded and fewer (a file of issues 98 to 106); None: normal (a crossed design under issue 107's rule,
+        whose components are not its independent units)."""
+        if self.n_clusters is None or self.n_clusters < 2 or (self.overlap and self.by_rule):
             return None
         return min(float(self.n_clusters - 1), self.bm_df) if self.bm_df is not None else self.n_clusters - 1
 
@@ -105,6 +124,13 @@ class Estimate:
         if self.own_interval == ():
             return "no interval: the rows stand for fewer than two clusters"
         kish, clusters = self.kish_clusters, self.n_clusters
+        if self.by_rule and kish is not None and not self.resampled:
+            needed = critical_value(None if self.overlap else clusters) ** 2
+            if not self.overlap and 2 * (self.largest_cluster or 0) >= (self.n or 0):
+                return f"no interval: one cluster holds {self.largest_cluster} of {self.n} rows, half or more"
+            if kish <= needed:
+                return f"no interval: the rows stand for {kish:.1f} effective clusters; an interval needs over {needed:.1f}"
+            return None
         if kish is None or clusters is None or clusters < 2 or kish >= TOO_FEW_KISH:
             return None
         return f"no interval: one cluster holds {self.largest_cluster} of {self.n} rows ({kish:.1f} effective clusters)"
@@ -136,7 +162,8 @@ class Estimate:
         errors = [e / self.scale for e in (self.clustered, self.stderr, self.cr2) if e is not None and self.scale]
         variance = max((e * e for e in errors), default=0.0)
         if variance > 0 and 0 < p < 1:
-            return min(p * (1 - p) / variance, self.n) if self.n else p * (1 - p) / variance
+            cap = min(self.n or math.inf, self.working_model_n or math.inf) if self.by_rule else self.n or math.inf
+            return min(p * (1 - p) / variance, cap)
         if variance > 0:  # spread at 0 % or 100 %: the values leave the scale's bounds, Wilson does not apply
             return None
         rows = self.n if self.n is not None else self.n_clusters
@@ -159,11 +186,12 @@ class Estimate:
         n_eff = self.effective_n()
         estimated = any(e is not None and e > 0 for e in (self.clustered, self.stderr))
         p, clusters = self.proportion, self.n_clusters
-        if n_eff is None or p is None or not estimated or clusters is None or clusters < 2 or not self.n or self.n < 2:
+        crossed = self.overlap and self.by_rule  # a graph sum: normal, save for the rarer outcome's rows
+        if n_eff is None or p is None or not estimated or clusters is None or not self.n or self.n < 2:
             return n_eff
-        if clusters >= self.n:  # every row its own cluster: t_{n-1} / t_{C-1} is 1, and Wilson's is a binomial's
+        if not crossed and (clusters < 2 or clusters >= self.n):  # every row its own cluster: Wilson's is a binomial's
             return n_eff
-        df = min(self.df or clusters - 1, self.n * min(max(min(p, 1 - p), 0.0), 0.5))
+        df = min(self.df or (math.inf if crossed else clusters - 1), self.n * min(max(min(p, 1 - p), 0.0), 0.5))
         floor = min(n_eff, self.units or clusters)
         if df <= 0:
             return floor
@@ -178,12 +206,17 @@ class Estimate:
         (Korn-Graubard's degrees of freedom applied, the rarer outcome's where fewer: `interval_n`), Clopper-Pearson
         on it where that n is no more than the clusters (`rests_on_items`). Otherwise, and for a task's own
         aggregation (`resampled`: its bootstrap error over items), value ± t · error (t with clusters - 1 degrees of
-        freedom, the larger error), cut at the scale's ends; None where neither can be made. A task's own interval
+        freedom, the larger error), cut at the scale's ends; None where neither can be made. Under issue 107's rule
+        (`by_rule`), joined with the cluster score test's interval (`_with_score`). A task's own interval
         (`own_interval`), where recorded, is the one shown."""
         if self.why_no_interval:
             return None
         if self.own_interval is not None and len(self.own_interval) == 2:
             return self.own_interval[0], self.own_interval[1]
+        found = self._korn_graubard(level)
+        return _with_score(self, found, level) if self.by_rule and not self.resampled else found
+
+    def _korn_graubard(self, level: float) -> tuple[float, float] | None:
         n_eff = None if self.resampled else self.interval_n(level)
         p = self.proportion
         if n_eff is not None and p is not None and self.scale:
@@ -191,10 +224,7 @@ class Estimate:
             exact = self.rests_on_items(n_eff)
             low, high = (clopper_pearson_interval if exact else wilson_interval)(bounded, n_eff, level)
             return low * self.scale, high * self.scale
-        errors = [e for e in (self.clustered, self.stderr) if e is not None]
-        error = max(errors) if self.resampled and errors else self.error
-        if error is not None and self.cr2 is not None:  # CR2 where clusters differ in size (CR1's where equal)
-            error = max(error, self.cr2)
+        error = self.error
         if self.value is None or error is None or error <= 0:
             return None
         low, high = interval(self.value, error, level, self.df)
@@ -215,6 +245,27 @@ class Estimate:
         estimated = any(e is not None and e > 0 for e in (self.clustered, self.stderr))
         clusters, units = self.n_clusters, self.units
         return estimated and clusters is not None and self.n is not None and clusters < self.n and n <= (units or 0)
+
+
+def _with_score(estimate: Estimate, found: tuple[float, float] | None, level: float) -> tuple[float, float] | None:
+    """Issue 107's rule: the values the cluster score test keeps (`small_sample.score_bounds`: its clustered sum of
+    squares is CR1's before C / (C - 1), a crossed design's graph sum as it is), cut at the scale's ends and joined
+    with the Korn-Graubard interval `found`, so that the interval covers where either does: the score test where a
+    few clusters carry the variance (the t statistic of their terms, which a dominant cluster cannot push past 1),
+    Korn and Graubard's where the outcome is rare or the clusters agree (docs/statistics.md)."""
+    value, clustered, units, slope, clusters = (
+        estimate.value, estimate.clustered, estimate.kish_clusters, estimate.slope, estimate.n_clusters
+    )  # fmt: skip
+    if value is None or clustered is None or units is None or slope is None or not clusters:
+        return found
+    raw = clustered * clustered * (1.0 if estimate.overlap or clusters < 2 else (clusters - 1) / clusters)
+    bounds = score_bounds(value, raw, slope, units, critical_value(None if estimate.overlap else clusters, level))
+    if bounds is None:
+        return found
+    low, high = (max(bounds[0], 0.0), min(bounds[1], estimate.scale)) if estimate.scale else bounds
+    if found is None:
+        return (low, high) if high > low else None
+    return min(found[0], low), max(found[1], high)
 
 
 def estimate_of(data: ModelResults, name: str, metric: str, scale: float | None = None) -> Estimate:
@@ -257,7 +308,19 @@ def estimate_behind(
         number(behind.get("kish_clusters")),
         count(behind.get("largest_cluster")),
         own_interval(behind.get("interval")),
+        number(behind.get("slope")),
+        positive(behind.get("working_model_n")),
+        behind.get("overlap") is True,
+        rule if isinstance(rule := behind.get("interval_rule"), str) else None,
     )
+
+
+def positive(value: object) -> float | None:
+    """A number above 0, an infinity ("inf": no bound) included; else None."""
+    if value == "inf":
+        return math.inf
+    found = number(value)
+    return found if found is not None and found > 0 else None
 
 
 def own_interval(recorded: object) -> tuple[float, ...] | None:
@@ -300,7 +363,7 @@ def interval_text(estimate: Estimate, factor: float = 1.0, decimals: int = 1) ->
         return f"{shown} ({why})"
     if bounds is not None and estimate.scale is not None:
         low, high = (b * factor for b in bounds)
-        return f"{shown} [{low:.{decimals}f}, {high:.{decimals}f}]"
+        return f"{shown} {bounds_text(low, high, decimals)}"
     if estimate.error is None:
         return shown
     if estimate.error == 0:

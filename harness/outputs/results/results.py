@@ -43,6 +43,7 @@ from harness.outputs.results.results_file import (
     value_text,
 )
 from harness.running.task.task import TaskResult
+from harness.uncertainty.small_sample import INTERVAL_RULE
 from harness.uncertainty.variance import ClusteredError
 
 PACKAGES = (
@@ -165,8 +166,8 @@ def task_entry(result: TaskResult) -> dict[str, Any]:
 
 
 def uncertainty_entry(error: ClusteredError) -> MetricUncertainty:
-    """What stands behind a `_stderr_clustered` value (`MetricUncertainty`); a partition's small-sample figures where
-    they were measured (`harness.uncertainty.small_sample`)."""
+    """What stands behind a `_stderr_clustered` value (`MetricUncertainty`); a partition's CR2 error and the figures
+    issue 107's interval reads, where they were measured (`harness.uncertainty.small_sample`)."""
     entry: MetricUncertainty = {
         "n": error.n,
         "n_clusters": error.n_clusters,
@@ -174,11 +175,14 @@ def uncertainty_entry(error: ClusteredError) -> MetricUncertainty:
         "overlap": error.overlap,
         "method": error.method,
     }
-    if error.largest_cluster:
+    if error.largest_cluster and not error.overlap:
         entry["stderr_cr2"] = strict_number(error.stderr_cr2)
-        entry["df"] = strict_number(error.df)
+    if error.largest_cluster and math.isfinite(error.slope):  # issue 107's interval reads these (`estimates.Estimate`)
         entry["kish_clusters"] = strict_number(error.kish_clusters)
         entry["largest_cluster"] = error.largest_cluster
+        entry["slope"] = strict_number(error.slope)
+        entry["working_model_n"] = strict_number(error.working_model_n)
+        entry["interval_rule"] = INTERVAL_RULE
     if error.interval is not None:
         entry["interval"] = [strict_number(bound) for bound in error.interval]
     return entry

@@ -166,12 +166,15 @@ class MetricUncertainty(TypedDict):
     )
     overlap: bool  # the graph sum of a crossed design, not CR1 over a partition
     method: str  # mean, sum, ratio of sums (influence function), bootstrap, delta method (a group)
-    # a partition's small-sample figures the report's interval rests on (`harness.uncertainty.small_sample`; absent
-    # from files written before issue 98, and for a crossed design or a group)
-    stderr_cr2: NotRequired[MetricValue]  # CR2's bias-reduced clustered error (Bell and McCaffrey 2002)
-    df: NotRequired[MetricValue]  # its Bell-McCaffrey degrees of freedom
-    kish_clusters: NotRequired[MetricValue]  # n² / Σ m_c²: how many equal clusters the rows stand for
-    largest_cluster: NotRequired[int]  # rows in the largest cluster
+    # the figures the report's interval rests on (`harness.uncertainty.small_sample`; docs/statistics.md, "One rule
+    # for every design"): absent from files written before issue 98, and where every row is its own cluster
+    stderr_cr2: NotRequired[MetricValue]  # a partition's CR2 bias-reduced clustered error (Bell and McCaffrey 2002)
+    df: NotRequired[MetricValue]  # files of issues 98 to 106 only: CR2's Bell-McCaffrey degrees of freedom
+    kish_clusters: NotRequired[MetricValue]  # 1 / Σ_{i~j} a_i a_j: n² / Σ m_c² for a partition (Kish's clusters)
+    largest_cluster: NotRequired[int]  # rows in the largest cluster (a crossed design's: its largest component)
+    slope: NotRequired[MetricValue]  # the cluster score test's slope Σ_c W_c T_c (issue 107)
+    working_model_n: NotRequired[MetricValue]  # the random-effects working model's effective n, the largest left out
+    interval_rule: NotRequired[str]  # the rule the figures are for: `small_sample.INTERVAL_RULE` (issue 107)
     # a task's own 95 % interval of its aggregation ([] where it gives none for these rows: too few clusters), where
     # the task gives one (`metric_errors.with_interval`: MM-NIAH's grid score, issue 98); the report shows it
     interval: NotRequired[list[MetricValue]]

@@ -3,7 +3,9 @@ in `harness.running.journal.journal_file`'s format.
 
 The first line is a header with the run fingerprint (what decides the replies: `harness.running.journal.journal_file`). A run
 started again with the same arguments reads the journal, skips every finished sample and appends the rest; a journal
-written by a different run is refused with the parts that differ, never mixed. A journal whose only difference is the task's scoring (its
+written by a different run is refused with the parts that differ, never mixed. One from before issue 99, whose data
+is recorded as the build manifest's content hash, is this run's where the rows it reads hash to that (`same_data`):
+its header and records are then written anew under this run's fingerprint. A journal whose only difference is the task's scoring (its
 metrics, scorer, aggregations: the header's `scoring` part), or one from before that part was recorded, is reused and
 its replies scored again (`rescoring`: the reason; each stored reply's metrics are dropped, the run scores them and
 compaction writes the new header, so a run killed before then rescores again). Reading never ends in a traceback:
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -87,10 +89,20 @@ def _warn(message: str) -> None:
 
 class SampleStore:
     def __init__(
-        self, path: Path | None, task: str, parts: dict[str, Any], aggregations: Mapping[str, str] | None = None
+        self,
+        path: Path | None,
+        task: str,
+        parts: dict[str, Any],
+        aggregations: Mapping[str, str] | None = None,
+        same_data: Callable[[object], str | None] | None = None,
     ) -> None:
+        """`same_data(recorded)`: None where a journal's data fingerprint (its `task.dataset`) names this run's data,
+        "" where it names other data, else why its form before issue 99 is not shown to be this run's
+        (`harness.inputs.content_hash.earlier_data`)."""
         self.path = path
         self.task = task
+        self.same_data = same_data
+        self._upgraded = False  # the journal's data was recorded in the earlier form and shown to be this run's
         self.aggregations = dict(aggregations or {})  # metric -> built-in aggregation (`record_problem`)
         self.parts = parts
         self.fingerprint = fingerprint(parts)
@@ -140,7 +152,11 @@ class SampleStore:
         if self._legacy and self._stored_metrics:  # the metrics its records hold: which ones the task added or removed
             said = metrics_change(sorted(self._stored_metrics), self.parts[SCORING_PART]["metrics"])
             self.rescoring = "; ".join(filter(None, [self.rescoring, said]))
-        if self.rescoring is None and canonical(header.get("parts", {})) != canonical(self.parts):
+        if self._upgraded and self.rescoring is None:  # stamped as this run's, the header naming the data as now
+            ordered = sorted(self.records.values(), key=lambda r: r["doc_id"])
+            write_lines(path, [header_line(self._header()), *(record_line(r) for r in ordered)])
+            self._lines = len(ordered)
+        elif self.rescoring is None and canonical(header.get("parts", {})) != canonical(self.parts):
             # Same run, updated description (e.g. --limit raised): rewrite the header, keep every record.
             write_lines(path, [header_line(self._header()), *(line.decode("utf-8", "replace") for line in lines[1:])])
         return True
@@ -157,21 +173,36 @@ class SampleStore:
                 f"{path}:1: the journal's header is {problem}, so the sample records after it cannot be "
                 "trusted; delete the file to start this task again"
             )
-        parts = header.get("parts") or {}
+        recorded = header.get("parts") or {}
+        parts, data = self._data_shown(recorded)
+        upgraded = parts is not recorded and fingerprint(parts) == self.fingerprint
         legacy = SCORING_PART not in parts and SCORING_PART in self.parts
-        if header.get("fingerprint") != self.fingerprint:
+        if header.get("fingerprint") != self.fingerprint and not upgraded:
             mine, theirs = sent_parts(self.parts, legacy), sent_parts(parts, legacy)
             differ = sorted(k for k in set(theirs) | set(mine) if canonical(theirs.get(k)) != canonical(mine.get(k)))
             if legacy and not differ:
                 self.rescoring = scoring_change(None, self.parts[SCORING_PART])
                 self._legacy = True
                 return header
+            said = ", ".join(_named(k, theirs, mine) for k in differ) or "fingerprint"
             raise UserError(
-                f"{path} holds samples of a different run (differs in: {', '.join(differ) or 'fingerprint'}); "
+                f"{path} holds samples of a different run (differs in: {said}){f'; {data}' if data else ''}; "
                 "refusing to mix them: use another --output_path, or delete the file to start this task again"
             )
+        self._upgraded = upgraded
         self.rescoring = scoring_change(parts.get(SCORING_PART), self.parts.get(SCORING_PART))
         return header
+
+    def _data_shown(self, parts: Mapping[str, object]) -> tuple[Mapping[str, object], str | None]:
+        """The journal's `parts`, its data named as this run names it where its earlier form is shown to be this run's
+        data (`same_data`); else as they are, and why its data is not shown to be this run's (None: the same)."""
+        theirs, mine = parts.get("task"), self.parts.get("task")
+        if not isinstance(theirs, dict) or not isinstance(mine, dict) or theirs.get("dataset") == mine.get("dataset"):
+            return parts, None
+        why = self.same_data(theirs.get("dataset")) if self.same_data is not None else ""
+        if why is not None:
+            return parts, why or None
+        return {**parts, "task": {**theirs, "dataset": mine.get("dataset")}}, None
 
     def _read_record(self, path: Path, number: int, line: bytes) -> None:
         self._lines += 1
@@ -181,6 +212,8 @@ class SampleStore:
         if problem:
             _warn(f"{path}:{number}: skipped an unreadable journal line ({problem}); its sample runs again")
             return
+        if self._upgraded:  # the same run's, under the fingerprint its data now gives it
+            record["fingerprint"] = self.fingerprint
         if self.rescoring and record["status"] in SCORED:
             self._stored_metrics.update(record.get("metrics") or {})
             record["metrics"] = None  # scored again by the run (`Runner._score_unscored`)
@@ -267,6 +300,15 @@ class SampleStore:
         if self._file is not None:
             handle, self._file = self._file, None
             close_appended(handle)
+
+
+def _named(part: str, theirs: Mapping[str, object], mine: Mapping[str, object]) -> str:
+    """A differing header part as a refusal names it: `data` for a task part that differs in its data alone."""
+    task_a, task_b = theirs.get(part), mine.get(part)
+    if part == "task" and isinstance(task_a, dict) and isinstance(task_b, dict):
+        if {**task_a, "dataset": None} == {**task_b, "dataset": None}:
+            return "data"
+    return part
 
 
 def _is_journal(path: Path) -> bool:

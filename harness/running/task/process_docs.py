@@ -3,7 +3,10 @@ returns a `datasets.Dataset`, and a pyarrow Table's, for a hook whose first para
 (the benchmarks' own). `datasets` is imported only for a hook of the first kind: a run whose tasks need none imports
 none (about 0.8 s of a run's start).
 
-The rows are a pyarrow Table either way (`harness.inputs.parquet_split.SplitFiles.rows`), their features in its
+A Table's hook is given the split a piece at a time as it is read (`harness.running.task.rows.read_docs`): it keeps or
+drops each row by what the row holds; lm-eval's the whole split, as its contract has it.
+
+The rows are a pyarrow Table either way (`harness.inputs.parquet_split.SplitFiles.batches`), their features in its
 `huggingface` schema metadata as `datasets` writes them: the Dataset a hook is given is made of that Table, and the
 Table of the Dataset it returns carries the returned features, so the documents read the same through either contract
 (`row_decoder`).
@@ -19,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from harness.inputs.build_files import datasets_quiet
-from harness.inputs.parquet_split import hf_features, with_features
+from harness.inputs.declared_columns import hf_features, with_features
 from harness.running.task.hook import TaskHook, call_hook
 
 RowDecoder = Callable[[dict[str, Any]], dict[str, Any]]  # a row as Arrow gives it -> the row as `datasets` does

@@ -81,11 +81,12 @@ class TaskRequests(TaskRows):
             hashes = hashes if isinstance(hashes, list) and len(hashes) == count and len(columns) == 1 else None
             sizes = sizes if isinstance(sizes, list) and len(sizes) == count and len(columns) == 1 else None
             for j in range(count):
-                width, height = (sizes[j][0], sizes[j][1]) if sizes else (None, None)
+                size = (sizes[j][0], sizes[j][1]) if sizes else None  # its header is checked against it, undecoded
+                width, height = size or (None, None)
                 if hashes:  # the row's declared hash keys caches and journals: its bytes must match it
-                    refs.append(ImageRef(hashes[j], RowImage(column, doc_id, j, hashes[j]), width, height))
+                    refs.append(ImageRef(hashes[j], RowImage(column, doc_id, j, hashes[j], size), width, height))
                 else:
-                    load = RowImage(column, doc_id, j, None)
+                    load = RowImage(column, doc_id, j, None, size)
                     refs.append(ImageRef(hashlib.sha256(load()).hexdigest(), load, width, height))
         return refs
 

@@ -1,14 +1,15 @@
-"""A task's rows and their life: read (verified) and `process_docs`'d, counted, let go of, and held again for the
-span of a block (`rows`). A task's documents are read only while its rows are held: nothing reads the whole split
-again behind its caller's back.
+"""A task's rows and their life: read (verified) a piece at a time, `process_docs`'d and cut to `--limit` as they are
+read (`read_docs`), counted, let go of, and held again for the span of a block (`rows`): a run holds the documents it
+uses, not its split. A task's documents are read only while its rows are held: nothing reads the whole split again
+behind its caller's back.
 
 Documents are read without their image columns; each request's images are `ImageRef`s whose `load` copies one image's
 bytes out of its Parquet row group when the batch that holds it runs.
 
 Rows a task leaves out of its build under its metadata: a task whose `process_docs` keeps some of its config's rows by
 a metadata setting (MMNeedle's `subset: paper`: the first 1,000 or 100 of each polarity, the paper's evaluated subset)
-names, as `metadata.all_rows`, the metadata that keeps every row (`{subset: full}`). After loading, the harness runs
-`process_docs` again under it: a build that holds more (a `--full` build) is said in one line before the run
+names, as `metadata.all_rows`, the metadata that keeps every row (`{subset: full}`). As it reads the rows, the harness
+runs `process_docs` under it as well: a build that holds more (a `--full` build) is said in one line before the run
 (`left_out_line`), recorded in the results (`datasets[task].rows_left_out`) and shown by `harness report`. `all_rows`
 only describes the task: it is left out of the task's identity, so journals written before it was declared still
 resume.
@@ -16,6 +17,7 @@ resume.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -32,7 +34,7 @@ from harness.errors import UserError
 from harness.inputs.data import LoadedDataset, load_task_dataset
 from harness.inputs.parquet_split import SOURCE_ROW, ImageColumn, SharedImageColumn
 from harness.running.task.hook import TaskHook, TaskHookError
-from harness.running.task.process_docs import RowDecoder, processed, row_decoder
+from harness.running.task.process_docs import RowDecoder, processed, row_decoder, takes_table
 
 ALL_ROWS = "all_rows"  # the metadata key naming the metadata under which the task scores every row
 
@@ -49,24 +51,82 @@ class RowsLeftOut:
         return {"scored": self.scored, "held": self.held, "all_with": self.all_with}
 
 
-def rows_left_out(
-    process_docs: TaskHook | None,
-    data: LoadedDataset,
-    metadata: Mapping[str, object],
-    scored: int,
-) -> RowsLeftOut | None:
-    """What a task leaves out of `data`'s rows (its config's split), having kept `scored` rows under `metadata`; None
-    when it keeps all it could (or declares no `all_rows`)."""
+@dataclass(frozen=True)
+class Counted:
+    """What a reading of all of a task's rows learned: how many `process_docs` keeps (lm-eval's `original`), and how
+    many it keeps under the task's `all_rows` metadata (None: it declares none, or the run asks for them all)."""
+
+    kept: int
+    held: int | None
+
+    def left_out(self, metadata: Mapping[str, object]) -> RowsLeftOut | None:
+        """What the task leaves out of its build's rows; None when it keeps all it could."""
+        wanted = metadata.get(ALL_ROWS)
+        if self.held is None or self.held <= self.kept or not isinstance(wanted, Mapping):
+            return None
+        return RowsLeftOut(self.kept, self.held, f"--metadata '{json.dumps(dict(wanted))}'")
+
+
+def all_rows_metadata(process_docs: TaskHook | None, metadata: Mapping[str, object]) -> dict[str, object] | None:
+    """The metadata under which `process_docs` keeps every row it could (`metadata.all_rows` over `metadata`); None
+    where the task declares none, or the run's metadata is that already (`--metadata '{"subset": "full"}'`)."""
     wanted = metadata.get(ALL_ROWS)
-    if process_docs is None or not isinstance(wanted, Mapping) or data.rows is None:
+    if process_docs is None or not isinstance(wanted, Mapping):
         return None
     every = {**metadata, **wanted}
-    if every == dict(metadata):  # the run already asks for every row (`--metadata '{"subset": "full"}'`)
+    return None if every == dict(metadata) else every
+
+
+def limited(limit: float | None, rows: int | None) -> int | None:
+    """How many documents `--limit` keeps of `rows` (a count, or a fraction of them); None: all, or not known yet."""
+    if limit is None:
         return None
-    held = processed(process_docs, data.rows, every, data.fingerprint).num_rows
-    if held <= scored:
-        return None
-    return RowsLeftOut(scored, held, f"--metadata '{json.dumps(dict(wanted))}'")
+    if 0 < limit < 1:
+        return None if rows is None else int(math.ceil(rows * limit))
+    return int(limit)
+
+
+def read_docs(
+    hook: TaskHook | None,
+    data: LoadedDataset,
+    metadata: Mapping[str, object],
+    limit: float | None,
+    known: Counted | None,
+) -> tuple[pa.Table, Counted]:
+    """The documents of `data`'s split: the rows `process_docs` (`hook`) keeps, the first `limit` of them (`--limit`),
+    and their count (`known`: counted by an earlier reading of the same files, so that this one reads only as far as
+    the documents it keeps).
+
+    A hook of the pyarrow Table contract (`takes_table`) is given the rows a piece at a time as they are read (it keeps
+    or drops each row by what it holds: MMNeedle's filter), and only the documents it keeps, up to the limit, are held;
+    a hook of lm-eval's contract is given the whole split as one Dataset."""
+    every = all_rows_metadata(hook, metadata)
+    if hook is not None and not takes_table(inspect.unwrap(hook)):
+        rows = pa.concat_tables(data.batches())
+        docs = processed(hook, rows, metadata, data.fingerprint)
+        held = known.held if known else processed(hook, rows, every, data.fingerprint).num_rows if every else None
+        return docs.slice(0, limited(limit, docs.num_rows)), Counted(docs.num_rows, held)
+    assert data.split is not None
+    wanted = limited(limit, known.kept if known else data.split.num_rows if hook is None else None)
+    pieces: list[pa.Table] = []
+    have = kept = held = 0
+    for rows in data.batches():
+        piece = rows if hook is None else processed(hook, rows, metadata, data.fingerprint)
+        if not pieces or wanted is None or have < wanted:
+            pieces.append(piece if wanted is None else piece.slice(0, wanted - have))
+            have += pieces[-1].num_rows
+        kept += piece.num_rows
+        if every is not None and known is None:
+            held += processed(hook, rows, every, data.fingerprint).num_rows  # type: ignore[arg-type]
+        elif wanted is not None and have >= wanted and (known is not None or hook is None):
+            break  # the rows after these are neither documents nor counted
+    counted = known or Counted(kept if hook is not None else data.split.num_rows, held if every is not None else None)
+    try:
+        docs = pa.concat_tables(pieces)
+    except pa.ArrowInvalid:
+        assert hook is not None  # the split's own pieces share their columns
+        raise hook.wrong((data,), "returned other columns for a later piece of the split than for its first") from None
+    return docs.slice(0, limited(limit, counted.kept)), counted
 
 
 def left_out_line(tasks: Sequence[tuple[str, RowsLeftOut]]) -> list[str]:
@@ -103,29 +163,25 @@ class TaskRows:
         self._loaded_with: tuple[Path | str | None, float | None, bool] | None = None  # `load`'s arguments
         self._docs_count = 0
         self._most_images: int | None = None
+        self._counted: dict[tuple[str, float | None], Counted] = {}  # by the files' fingerprint and --limit
         self.has_token_figures = False  # the rows carry the builder's token counts: context limits can be checked
 
     def load(
         self, data_dir: Path | str | None = None, limit: float | None = None, trust_unverified: bool = False
     ) -> None:
-        """Load the split (verified, or with `trust_unverified` data that cannot be), apply `process_docs`, then
-        `--limit` (first N docs, or a fraction)."""
+        """Load the split (verified, or with `trust_unverified` data that cannot be) and read its documents: the rows
+        `process_docs` keeps, the first `--limit` of them (N docs, or a fraction), as they are read (`read_docs`)."""
         self.data = load_task_dataset(self.config, data_dir, trust_unverified)
-        docs = self.data.rows
-        assert docs is not None
-        hook = self.hooks.get("process_docs")
-        if hook is not None:
-            try:
-                docs = processed(hook, docs, self.metadata, self.data.fingerprint)
-            except TaskHookError as err:
-                if isinstance(err.cause, ValueError | KeyError):  # e.g. a --metadata value the hook rejects
-                    raise UserError(f"task {self.name!r}: process_docs: {err.reason}") from None
-                raise
-        self.n_original = len(docs)
-        self.left_out = rows_left_out(hook, self.data, self.metadata, len(docs))
-        if limit is not None:
-            count = int(math.ceil(len(docs) * limit)) if 0 < limit < 1 else int(limit)
-            docs = docs.slice(0, min(count, len(docs)))
+        known = self._counted.get((self.data.fingerprint, limit))  # read again: only as far as the documents go
+        try:
+            docs, counted = read_docs(self.hooks.get("process_docs"), self.data, self.metadata, limit, known)
+        except TaskHookError as err:
+            if isinstance(err.cause, ValueError | KeyError):  # e.g. a --metadata value the hook rejects
+                raise UserError(f"task {self.name!r}: process_docs: {err.reason}") from None
+            raise
+        self._counted = {(self.data.fingerprint, limit): counted}
+        self.n_original = counted.kept
+        self.left_out = counted.left_out(self.metadata)
         self.docs = docs
         self._hook_columns = None
         visual = self.config.doc_to_visual
@@ -145,7 +201,7 @@ class TaskRows:
         to check its data, then holds the rows of the task it is running only, so that its memory does not grow with
         the rows of all its tasks."""
         if self.data is not None:
-            self.data = replace(self.data, rows=None, split=None)
+            self.data = replace(self.data, split=None)
         self.docs = self._doc_view = None
         self.image_columns, self._hook_columns = [], None
         import pyarrow as pa

@@ -105,6 +105,13 @@ class Task(TaskRequests):
             "dataset": self.data.fingerprint if self.data else None,
         }
 
+    def same_data(self, recorded: object) -> str | None:
+        """Whether a journal's data fingerprint `recorded` names this task's data: None where it does, else why not
+        ("" where it simply names another; `harness.inputs.content_hash.earlier_data`)."""
+        from harness.inputs.content_hash import earlier_data  # only where a journal's data differs: most runs never
+
+        return earlier_data(self.data, recorded)
+
     def scoring_identity(self) -> dict[str, object]:
         """What decides a stored reply's metrics: the metrics, the scorer and their hooks' sources."""
         config = {k: v for k, v in self._config_identity().items() if k in SCORING_KEYS}

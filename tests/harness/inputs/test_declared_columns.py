@@ -53,6 +53,19 @@ def _at(row: int, value: object) -> Callable[[list], list]:
 
 INT32, STRING = {"dtype": "int32", "_type": "Value"}, {"dtype": "string", "_type": "Value"}
 
+
+def _nested(depth: int) -> Callable[[pa.Table], pa.Table]:
+    """An edit declaring `prompt` a string in `depth` lists (written as text: past Python's JSON writer's depth)."""
+
+    def edit(table: pa.Table) -> pa.Table:
+        metadata = dict(_declared(table, "prompt", {"_type": "Deep"}).schema.metadata)
+        deep = '{"feature": ' * depth + json.dumps(STRING) + ', "_type": "List"}' * depth
+        metadata[b"huggingface"] = metadata[b"huggingface"].replace(b'{"_type": "Deep"}', deep.encode())
+        return table.replace_schema_metadata(metadata)
+
+    return edit
+
+
 # name: (the edit, then what the one line says: column, row, what was expected)
 EDITS = {
     "images stored as strings": (
@@ -104,6 +117,15 @@ EDITS = {
         _retyped("num_images", pa.int32(), _at(4, -1)),
         ("row 4: column 'image_sha256' holds 1 entry for num_images -1",),
     ),
+    # Issue 106, item 7: a RecursionError from `json.loads` at 990 levels; a line of 6,207 characters at 500.
+    "a feature nested 1,000 deep": (
+        _nested(1000),
+        ("its huggingface schema metadata is not datasets' features", "nested too deep"),
+    ),
+    "a feature nested 500 deep": (
+        _nested(500),
+        ("column 'prompt' is declared a feature nested more than 32 levels deep",),
+    ),
     "a null inside image_sizes": (
         _retyped("image_sizes", pa.list_(pa.list_(pa.int32())), _at(5, [[None, 3]])),
         ("row 5: column 'image_sizes' holds a null", "the data contract expects a [width, height] per image"),
@@ -123,7 +145,33 @@ def test_a_build_edited_against_its_declared_columns_stops_in_one_line(
     assert run.code == 2 and "Traceback" not in run.err, run.err
     (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error")]  # one line stops it
     assert line.startswith(f"harness: error: {shard}: ") and all(words in line for words in said), line
+    assert len(line) < len(str(shard)) + 300, line  # its length bounded, whatever the features
     assert not list((tmp_path / "out").glob("*/results_*.json"))  # nothing scored
+
+
+@pytest.mark.parametrize("group", [24, 1])
+def test_a_cell_past_the_stated_bound_is_refused_before_it_is_read(
+    tmp_path: Path, data_dir: Path, harness, edit_table, monkeypatch, group: int
+) -> None:
+    """Issue 106, item 2: a cell larger than the harness reads of a row group (`ROW_GROUP_MOST`, lowered to 1 MiB
+    here; a 2 MiB prompt in row 3) is refused from the file's metadata, before a byte of its row group is read,
+    naming the column and the row (the row group's rows, where it holds more). Before, a 2 GiB cell was read: 6.3 GB,
+    then `realloc of size 4294836224 failed`."""
+    from builders.core import contract
+    from harness.inputs import parquet_split
+
+    monkeypatch.setattr(parquet_split, "ROW_GROUP_MOST", contract.MiB, raising=False)
+    root = tmp_path / "data"
+    shutil.copytree(data_dir / "mmneedle", root / "mmneedle")
+    large = {"dtype": "large_string", "_type": "Value"}
+    edit = _retyped("prompt", pa.large_string(), _at(3, "x" * (2 * contract.MiB)), large)
+    shard = edit_table(root / "mmneedle", CONFIG, edit, row_group_size=group)
+    run = harness(*run_args(TASK, "random", data_dir=root, out=tmp_path / "out"))
+    assert run.code == 2 and "Traceback" not in run.err, run.err
+    (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error")]
+    rows = "row 3" if group == 1 else "row 0 and the 23 after it in its row group"
+    assert line.startswith(f"harness: error: {shard}: {rows}: column 'prompt' holds 2.0 MiB decoded"), line
+    assert "past the 1 MiB the harness reads of one row group at once; nothing of it was read" in line
 
 
 def test_an_image_table_of_strings_stops_in_one_line(

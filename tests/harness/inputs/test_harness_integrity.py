@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -193,8 +194,8 @@ def test_rows_and_images_are_read_from_the_bytes_that_were_hashed(tmp_path: Path
     pq.write_table(pq.read_table(shard).slice(0, 3), other)
     os.replace(other, shard)
     split = SplitFiles([file], str(root))
-    rows = split.rows()
-    assert len(rows) == pq.read_metadata(pa_buffer(original)).num_rows == 24
+    rows = sum(piece.num_rows for piece in split.batches())
+    assert rows == pq.read_metadata(pa_buffer(original)).num_rows == 24
     assert (
         split.image_bytes("images", 5, 0) == pq.read_table(pa_buffer(original)).column("images")[5][0]["bytes"].as_py()
     )
@@ -336,6 +337,74 @@ def test_the_response_cache_answers_only_for_verified_images(
     assert {samples[i]["status"] for i in range(3, 12)} == {"ok"}
     config = again.results("test_reads_images_cached")["config"]
     assert (config["cache_hits"], config["requests_sent"]) == (9, 0)  # the others from the cache, nothing sent
+
+
+def test_an_image_larger_than_its_row_declares_is_never_decoded(
+    tmp_path: Path, data_dir: Path, harness, broken_image, monkeypatch
+) -> None:
+    """Issue 106, item 3: row 0's image replaced by a 2,000 x 2,000 PNG, its sha256 declared to match and its
+    `image_sizes` left at 512 x 512: its header is read against the row's size before a pixel is decoded, and its
+    sample is `invalid_input` in one line (before, it was decoded whole, and scored: 2.4 GB at 12,000 x 12,000)."""
+    import io
+
+    from PIL import Image, ImageFile
+
+    root = _copy_build(data_dir, tmp_path)
+    png = io.BytesIO()
+    Image.new("L", (2000, 2000)).save(png, "PNG")
+    broken_image(root / "mmneedle", "m1_n2_k1", 0, png.getvalue())
+    decoded: list[tuple[int, int]] = []
+    load = ImageFile.ImageFile.load
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda image: decoded.append(image.size) or load(image))
+    with registered_model("test_reads_images_cached", ReadsImagesCached):  # decoded before the cache is asked
+        run = harness(*run_args(TASK, "test_reads_images_cached", data_dir=root, out=tmp_path / "out"))
+    assert run.code == 0, run.err
+    samples = {s["doc_id"]: s for s in run.samples("test_reads_images_cached", TASK)}
+    assert samples[0]["status"] == "invalid_input" and samples[0]["error"].endswith(
+        "its header says 2000 x 2000, where its row's image_sizes declares 512 x 512; not decoded"
+    )
+    assert {samples[i]["status"] for i in range(1, 12)} == {"ok"}
+    assert decoded and (2000, 2000) not in decoded  # the others decoded; it never was
+
+
+def test_an_image_past_the_stated_bound_is_not_read(
+    tmp_path: Path, data_dir: Path, harness, edit_table, monkeypatch
+) -> None:
+    """Issue 106, item 2, for an image: a row group storing more of an image column than the harness reads of one at
+    once (`ROW_GROUP_MOST`, lowered to 1 MiB here; row 0's image 1.4 MiB of noise, its sha256 and size declared, row
+    groups of one row) is not read: its sample is `invalid_input` in one line naming the column and the row, from the
+    file's metadata; the other rows' images are read."""
+    import hashlib
+    import io
+    import random
+
+    from PIL import Image
+
+    from builders.core import contract
+    from harness.inputs import parquet_split
+
+    monkeypatch.setattr(parquet_split, "ROW_GROUP_MOST", contract.MiB, raising=False)
+    png = io.BytesIO()
+    Image.frombytes("L", (1200, 1200), random.Random(0).randbytes(1200 * 1200)).save(png, "PNG")
+    data = png.getvalue()
+
+    def edit(table):
+        rows = table.to_pylist()
+        rows[0]["images"][0]["bytes"], rows[0]["image_sha256"] = data, [hashlib.sha256(data).hexdigest()]
+        rows[0]["image_sizes"] = [[1200, 1200]]
+        return pa.Table.from_pylist(rows, schema=table.schema)
+
+    root = _copy_build(data_dir, tmp_path)
+    shard = edit_table(root / "mmneedle", "m1_n2_k1", edit, row_group_size=1)
+    with registered_model("test_reads_images", ReadsImages):
+        run = harness(*run_args(TASK, "test_reads_images", data_dir=root, out=tmp_path / "out"))
+    assert run.code == 0, run.err
+    samples = {s["doc_id"]: s for s in run.samples("test_reads_images", TASK)}
+    assert samples[0]["status"] == "invalid_input" and samples[0]["error"] == (
+        f"invalid_input: {shard}: row 0: column 'images' holds 1.4 MiB decoded (Parquet's count), past the 1 MiB "
+        "the harness reads of one row group at once; nothing of it was read"
+    )
+    assert {samples[i]["status"] for i in range(1, 12)} == {"ok"}
 
 
 def test_an_input_policys_scaled_images_are_checked_through_their_source(

@@ -104,6 +104,36 @@ def test_in_process_engine_that_fails_to_start_is_reported_once():
             model.generate([make_request("x", ["q"])])
 
 
+def test_the_engine_log_is_bounded_and_a_temporary_one_goes_unless_a_line_named_it(tmp_path):
+    """What the engine's processes write to this process's stdout and stderr (`EngineOutput`): in the run's folder,
+    past `max_bytes` the file becomes NAME.1 (the one before dropped) and a new one starts; without a run folder in a
+    temporary file, removed at the end unless a line named it (the engine's failure)."""
+    import os
+
+    from harness.models.backends.vllm_engine.engine_log import EngineOutput
+
+    def written(output: EngineOutput, lines: int) -> EngineOutput:
+        with output.captured():
+            for i in range(lines):
+                os.write(1, f"line {i:04d} of the engine's log\n".encode())
+        output.close()  # the reader ends with the pipe, once it has read every line
+        return output
+
+    written(EngineOutput(tmp_path / "engine_model.log", max_bytes=10_000), 2000)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["engine_model.log", "engine_model.log.1"]
+    newest, before = (tmp_path / "engine_model.log").read_text(), (tmp_path / "engine_model.log.1").read_text()
+    assert len(newest) <= 10_040 and len(before) <= 10_040 and newest.endswith("line 1999 of the engine's log\n")
+    assert before.splitlines()[-1].split()[1] == f"{int(newest.split()[1]) - 1:04d}"  # the lines before, whole
+
+    temporary = written(EngineOutput(), 10)
+    assert temporary.temporary and not temporary.path.exists()
+    named = EngineOutput()
+    line = f"(the engine's log: {named.named()})"
+    assert named.path.parent != tmp_path and str(named.path) in line
+    assert written(named, 10).path.read_text().count("\n") == 10
+    named.path.unlink()
+
+
 def content_part_parser():
     """vLLM's parser of one chat content part: 0.33 keeps it in `vllm.renderers.chat_utils`, 0.25 (the
     version run on a GPU, bench/RESULTS.md) in `vllm.entrypoints.chat_utils`."""

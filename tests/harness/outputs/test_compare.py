@@ -27,6 +27,7 @@ from harness.outputs.compare.paired_runs import discordant, paired_rows, paired_
 from harness.outputs.results.compare_file import CompareFile, ComparisonRow, compare_file_problem, read_compare_file
 from harness.run.cli import main
 from harness.uncertainty.comparisons import paired_difference
+from tests.support.earlier_runs import written_before_issue_99
 
 VH = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
 SINGLE_8K, SINGLE_16K, MULTI_8K = (f"mmlongbench_{c}" for c in VH)
@@ -291,6 +292,33 @@ def test_runs_on_other_data_or_task_versions_are_not_paired(runs: Path, tmp_path
     assert "mmneedle_m1_n2_k1_pos" not in {r["name"] for r in found["rows"]}
 
 
+def test_a_run_from_before_the_files_hash_pairs_with_one_after_on_the_same_build(
+    runs: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 106, item 14: a run from before issue 99 recorded its data as the build manifest's content hash, one
+    after as the hash of the files it read: on the same build they were "the runs differ in data". Its results file
+    records the files that run read (`verified_files`, hashed from their bytes), which show it is the same data; where
+    it records none, the task is not paired, and the reason says so."""
+    task = "mmneedle_m1_n2_k1_pos"
+    before = tmp_path / "before"
+    shutil.copytree(runs / "seed1", before)
+    written_before_issue_99(before / "random", task, data_dir / "mmneedle", "m1_n2_k1")
+    found = _compare(runs, runs / "out", before, "--models", "random", "random", out=tmp_path / "cmp")
+    assert task not in {n["name"] for n in found["not_compared"]}, found["not_compared"]
+    assert _row(found, task, "exact_acc")["n_paired"] == 8  # seed1 ran --limit 8
+    for path in (before / "random").glob("results_*.json"):
+        results = json.loads(path.read_text())
+        del results["datasets"][task]["verified_files"]
+        path.write_text(json.dumps(results))
+    found = _compare(runs, runs / "out", before, "--models", "random", "random", out=tmp_path / "unshown")
+    (refused,) = [n for n in found["not_compared"] if n["name"] == task]
+    assert refused["reason"].startswith("the runs differ in data (the files read): 'files:"), refused
+    assert (
+        "(B: the build manifest's content hash, the form before issue 99, with no files read recorded"
+        in refused["reason"]
+    )
+
+
 def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -361,7 +389,8 @@ def test_compare_json_is_written_as_declared(runs: Path, compared: dict) -> None
     every = set(hints)
     required = {key for key, hint in hints.items() if typing.get_origin(hint) is not typing.NotRequired}
     assert all(required <= set(row) <= every for row in compared["rows"])
-    assert every - required == {"changed_rows", "mean_squared_change"}  # a task metric's, absent from older files
+    assert every - required == {"changed_rows", "mean_squared_change", "stderr_cr2"}  # absent from older files
+    assert all("stderr_cr2" in row for row in compared["rows"])  # written on every row since issue 107
     assert all("changed_rows" in row for row in compared["rows"] if row["a_only"] is not None)  # 0/1 rows
     damaged = json.loads((runs / "compared" / "compare.json").read_text())
     damaged["rows"][0]["n_paired"] = "many"
@@ -469,6 +498,32 @@ def test_power_pair_and_compare_give_one_mde_for_each_pair(
 
     wide = from_pair("b", "t", "acc", ClusteredError(0.5, 0.5, 4, 4, 1.0), 0.5, PowerOptions(), 1)
     assert "not detectable at this size" in _aligned([wide])[1]  # 140 points on 0-100, as compare.md says it
+
+
+def test_power_pair_reads_the_error_compare_uses_where_cr2_exceeds_cr1(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two seeds of the random baseline on MMLongBench's VH rows (issue 107, item 5), the second at `--limit 14`: the
+    paired rows are ids of 6, 6 and 2 rows, where CR2's error exceeds CR1's and the plain one. Compare's interval and
+    MDE rest on CR2 (`clustered_se`), and power --pair reads the same error back from compare.json: its MDE is
+    compare's on every row (before, power took CR1's: on MMNeedle's m10_n1_k2_pos 3 of 7 rows differed by up to
+    2.4 %)."""
+    limited = runs / "vh_seed1"
+    _run("--tasks", SINGLE_8K, "--model", "random", "--seed", "1", "--limit", "14", "--data_dir", runs / "vh_data",
+         "--output_path", limited)  # fmt: skip
+    out = runs / "two_seeds"
+    compared = _compare(runs, runs / "out", limited, "--models", "random", "random", out=out)
+    capsys.readouterr()
+    assert main(["power", "--pair", str(out), "--json"]) == 0
+    planned = {(r["task"], r["metric"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
+    rows = [r for r in compared["rows"] if r["kind"] == "task" and isinstance(r["mde"], float)]
+    errors = [(r["stderr_cr2"], r["stderr_clustered"], r["stderr"]) for r in rows]
+    assert any(isinstance(cr2, float) and cr2 > 1.05 * max(cr1, plain) for cr2, cr1, plain in errors)
+    for row in rows:
+        scale = row_scale(row)
+        assert planned[(row["name"], row["metric"])]["mde"] == pytest.approx(
+            row["mde"] * (100 / scale if scale else 1.0), rel=1e-12
+        ), (row["name"], row["metric"])
 
 
 def test_two_folders_are_read_never_written_into_unasked(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:

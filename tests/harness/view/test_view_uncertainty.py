@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,25 @@ def test_a_task_page_shows_the_plain_and_clustered_errors_and_wilson_on_the_effe
     constant = _error_rows(client.get("/samples", params={"model": "constant", "task": K1}).text)["exact_acc"]
     assert constant[0] == "0" and constant[5] == "N/A" and float(constant[7].strip("[]").split(",")[1]) > 20
     assert "± 0" not in client.get("/samples", params={"model": "constant", "task": K1}).text
+
+
+def test_wilsons_bounds_are_never_shown_finer_than_the_value(two_baselines: Path, tmp_path: Path) -> None:
+    """Issue 106, item 15: each bound was shown at 4 significant digits of its own, so an edge near 0 came out finer
+    than the value it bounds (`[0.000001701, 89.22]` on 27 of 4,000 pages). A value of 0.05 % (the results file edited
+    so): its interval at the decimals of its larger bound's 4 significant digits, as report.md gives a value and its
+    bounds one precision."""
+    results = tmp_path / "results"
+    shutil.copytree(two_baselines, results)
+    (path,) = (results / "constant").glob("results_*.json")
+    run = json.loads(path.read_text())
+    entry = run["results"][K1]
+    entry["exact_acc,none"] = entry["exact_acc_stderr,none"] = entry["exact_acc_stderr_clustered,none"] = 0.0005
+    path.write_text(json.dumps(run))
+    page = view_client(results).get("/samples", params={"model": "constant", "task": K1})
+    value, *_, wilson, _ = _error_rows(page.text)["exact_acc"]
+    assert value == "0.05"
+    low, high = wilson.strip("[]").split(", ")
+    assert low == "0" and re.fullmatch(r"\d\d\.\d\d", high), wilson  # an edge of some 1e-5, the other some 20
 
 
 def test_the_two_model_view_lists_the_discordant_rows_with_mcnemars_counts(two_baselines: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from builders.mmlongbench.build import build_mmlongbench
+from harness.uncertainty.small_sample import INTERVAL_RULE
 from tests.support.clustered_results import assert_clustered_fields, results_in, strict_mean_group
 
 CONFIGS = ["niah_vh_single_8k", "niah_vh_single_16k", "niah_vh_multi_8k"]
@@ -40,10 +41,12 @@ def test_a_constant_answer_has_the_rows_of_an_id_as_design_effect_and_a_group_co
     assert results["results"][SINGLE_8K]["vh_acc,none"] == pytest.approx(200 / 3)
     assert behind[SINGLE_8K]["vh_acc"] == {
         "n": 18, "n_clusters": 3, "design_effect": pytest.approx(6.0), "overlap": False, "method": "mean",
-        # three equal items: CR2 is CR1, Kish's clusters C; df C - 1 = 2 by Bell-McCaffrey, but the items' totals
-        # (two right, one wrong: 1, 1, -2) rest the variance on G* = 36/18 = 2 of them, so G* - 1
-        "stderr_cr2": pytest.approx(results["results"][SINGLE_8K]["vh_acc_stderr_clustered,none"]), "df": 1.0,
-        "kish_clusters": 3.0, "largest_cluster": 6,
+        # three equal items: CR2 is CR1, Kish's clusters C; the interval rule's figures (issue 107): the items'
+        # totals (two right, one wrong: 1, 1, -2) sum to 0 against equal weights (slope 0), and each item's rows
+        # agree (ρ̂ 1), so the working model's n is that of the two items other than the largest, (18/6)² / 2
+        "stderr_cr2": pytest.approx(results["results"][SINGLE_8K]["vh_acc_stderr_clustered,none"]),
+        "kish_clusters": 3.0, "largest_cluster": 6, "slope": pytest.approx(0.0, abs=1e-12),
+        "working_model_n": pytest.approx(4.5), "interval_rule": INTERVAL_RULE,
     }  # fmt: skip
     assert behind[MULTI_8K]["vh_acc"]["design_effect"] == pytest.approx(3.0)
     # pooled over 8K and 16K: 36 rows, still 3 items, each asked 12 times

@@ -4,6 +4,8 @@ evaluate_multi.py), case by case for K = 1, 2 and 5, and their aggregation."""
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -319,3 +321,25 @@ def test_subset_selection_paper_and_full() -> None:
     assert len(utils.positives(ds, metadata={"subset": "full"})) == 2
     with pytest.raises(ValueError, match="subset"):
         utils.positives(ds, metadata={"subset": "some"})
+
+
+@pytest.mark.parametrize("column", ["needle_index", "needle_col"])
+def test_a_positive_row_without_its_needles_is_refused_in_one_line(
+    tmp_path: Path, data_dir: Path, harness, column: str
+) -> None:
+    """Issue 106, item 4: a positive row whose needle column holds no value beside its answer (its file re-hashed in
+    the manifest) stops the run before a sample, in one line naming the column and the row (before, every such
+    sample failed on `zip() argument 2 is shorter than argument 1`, naming neither)."""
+    from tests.conftest import rewrite_columns
+    from tests.support.run_setups import run_args
+
+    root = tmp_path / "data"
+    shutil.copytree(data_dir / "mmneedle", root / "mmneedle")
+    rewrite_columns(root / "mmneedle", "m1_n2_k1", **{column: lambda values: [[], *values[1:]]})  # row 0: a positive
+    run = harness(*run_args("mmneedle_m1_n2_k1_pos", "random", data_dir=root, out=tmp_path / "out"))
+    assert run.code == 2 and "Traceback" not in run.err, run.err
+    (line,) = [line for line in run.err.splitlines() if line.startswith("harness: error")]
+    assert line == (
+        "harness: error: task 'mmneedle_m1_n2_k1_pos': process_docs: row 'm1_n2_k1-00000': "
+        f"column '{column}' holds 0 values, where its K is 1 (one per needle)"
+    )

@@ -37,6 +37,15 @@ class ReplicaState:
     fit_batch_size: int | None = None  # `--batch_size auto`: where the search for a batch that fits starts
 
 
+@dataclass(frozen=True)
+class Answered:
+    """A batch's responses, and the replica's statistics once it has answered them: Ray restarts a dead replica as a
+    new process, whose statistics start again, so the pool keeps each process's last (`Slot.before_restart`)."""
+
+    responses: list[Response]
+    statistics: dict[str, object]
+
+
 class Replica:
     def __init__(
         self,
@@ -67,7 +76,7 @@ class Replica:
         """Why this replica cannot read a build's files itself; None when it can."""
         return unreadable(files)
 
-    def run(self, batch: list[Request], state: ReplicaState) -> list[Response]:
+    def run(self, batch: list[Request], state: ReplicaState) -> Answered:
         """One batch's responses, in order: a backend error on one request fails that request only (as in a single
         process run); a `BackendFatalError` stops the run."""
         if state.max_images:
@@ -76,7 +85,8 @@ class Replica:
             self.model.fit_batch_size(state.fit_batch_size)
             self._fitting = True
         try:
-            return safe_generate(self.model, batch)
+            responses = safe_generate(self.model, batch)
+            return Answered(responses, self.model.statistics())
         finally:
             release_mapped_pages()  # hold the images of one batch, not of every batch this replica read
 

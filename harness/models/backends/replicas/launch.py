@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
@@ -16,6 +17,7 @@ from harness.models.backends.replicas.cluster import Cluster
 from harness.models.backends.replicas.settings import PoolSettings
 
 START_TIMEOUT = 3600.0  # seconds for every replica to load its model
+STATISTICS_TIMEOUT = 30.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -36,6 +38,8 @@ class Slot:
     since: float = 0.0  # when it last answered, or was given work while holding none
     probe: Any = None  # a `ready` call after its process died: it gets no work until that returns
     probe_since: float = 0.0
+    seen: dict[str, object] | None = None  # its process's statistics as of its last answer
+    before_restart: list[dict[str, object]] = field(default_factory=list)  # those of each of its processes that died
 
     @property
     def where(self) -> str:
@@ -77,15 +81,27 @@ def launch(
         **resources, max_restarts=settings.replica_restarts, max_task_retries=0, scheduling_strategy="SPREAD"
     )
     actors = [
-        remote.remote(rank, backend, args, batch_size, max_batch_tokens, build)
+        remote.remote(rank, backend, replica_args(backend, args, rank), batch_size, max_batch_tokens, build)
         for rank in range(settings.data_parallel_size)
     ]
     return [Slot(rank, actor, {}) for rank, actor in enumerate(actors)]
 
 
-def wait_ready(cluster: Cluster, slots: list[Slot], backend: str) -> None:
+def replica_args(backend: str, args: dict[str, str], rank: int) -> dict[str, str]:
+    """A replica's arguments: the run's, its engine's log a file of its own (`engine_model_replica0.log`)."""
+    from harness.models.registry import backend_spec
+
+    log = backend_spec(backend).engine_log_arg
+    if log is None or log not in args:
+        return args
+    path = Path(args[log])
+    return {**args, log: str(path.with_name(f"{path.stem}_replica{rank}{path.suffix}"))}
+
+
+def wait_ready(cluster: Cluster, slots: list[Slot], backend: str, driver: dict[str, object] | None = None) -> None:
     """Every replica started, each slot holding what its replica said of itself; a `ReplicaError` when one does not
-    start within `START_TIMEOUT`, cannot start, or holds another model than replica 0."""
+    start within `START_TIMEOUT`, cannot start, or holds another model than the driver's (`driver`: its identity,
+    which the run's journals hold), or than replica 0 where the driver holds none."""
     ray, size = cluster.ray, len(slots)
     waiting = {slot.actor.ready.remote(): slot for slot in slots}
     deadline = time.monotonic() + START_TIMEOUT
@@ -103,18 +119,34 @@ def wait_ready(cluster: Cluster, slots: list[Slot], backend: str) -> None:
             raise ReplicaError(
                 f"{backend} replica {slot.rank} of {size} could not start{where}: {cause_line(err)}"
             ) from None
-    first = slots[0].info["identity"]
-    for slot in slots[1:]:
+    first = slots[0].info["identity"] if driver is None else driver
+    than = f"replica 0 on {slots[0].info['node']}" if driver is None else "this run's driver"
+    for slot in slots[1:] if driver is None else slots:
         if slot.info["identity"] != first:
             differ = sorted(
                 k for k in set(first) | set(slot.info["identity"]) if first.get(k) != slot.info["identity"].get(k)
             )
             raise ReplicaError(
-                f"{backend} {slot.where} holds another model than replica 0 on "
-                f"{slots[0].info['node']} ({', '.join(differ)} differ): every node must see "
-                "the same checkpoint and versions"
+                f"{backend} {slot.where} holds another model than {than} ({', '.join(differ)} differ): every node "
+                "must see the same checkpoint and versions"
             )
     placed = ", ".join(
         f"{s.rank}@{s.info['node']}" + (f" GPU {','.join(s.info['gpus'])}" if s.info["gpus"] else "") for s in slots
     )
     print(f"harness: {size} {backend} replicas ready on Ray ({cluster.address}): {placed}", file=sys.stderr, flush=True)
+
+
+def replica_statistics(cluster: Cluster, slots: list[Slot]) -> list[dict[str, object]]:
+    """Each replica's statistics at the end of the run, asked of it, with those of each of its processes that died
+    before Ray restarted it (`before_restart`, as of their last answer)."""
+    per_replica = []
+    for slot in slots:
+        if slot.busy or slot.probe is not None:  # the run stopped while it held a batch, or restarted
+            stats: dict[str, object] = {"unavailable": "holding a batch or restarting when the run ended"}
+        else:
+            try:
+                stats = cluster.ray.get(slot.actor.statistics.remote(), timeout=STATISTICS_TIMEOUT)
+            except Exception as err:  # a dead replica: the run's record says so
+                stats = {"unavailable": cause_line(err)}
+        per_replica.append({**stats, "before_restart": slot.before_restart} if slot.before_restart else stats)
+    return per_replica

@@ -6,13 +6,16 @@ are the backend's own (`front.batches`), so a replica answers exactly the batche
 The pool hands those batches to free replicas in the runner's order (longest first), each replica holding at most
 `DEPTH`; a backend that schedules its own batches (vLLM: `generates_across_tasks`) has each of its chunks divided
 between the replicas instead, the requests sharing a prompt prefix kept on one replica (`shares`). `stream` yields
-each batch's answers as they return, so the runner journals them as today.
+each batch's answers as they return, so the runner journals them as today. The replicas start with the pool, or, for a
+backend whose front holds their identity (vLLM, SGLang: `Replicas.front_identity`), with its first batch: a resumed
+run with nothing left to send starts none.
 
 Faults: a replica whose process dies (killed, out of memory, a crash) is restarted by Ray (`replica_restarts`
 times); the batches it held run again, on it or another replica, and their answers are yielded once, when a replica
-returns them; nothing is yielded twice or lost. A replica that cannot start, or stops answering for
-`replica_timeout` seconds, or whose backend stops the run (`BackendFatalError`), stops the run with one line naming
-it. The driver killed: the run's journal resumes it as for a single process (the replicas die with the driver's job).
+returns them; nothing is yielded twice or lost, and the statistics of each process that died stay in the record
+(`before_restart`). A replica that cannot start, or stops answering for `replica_timeout` seconds, or whose backend
+stops the run (`BackendFatalError`), stops the run with one line naming it. The driver killed: the run's journal
+resumes it as for a single process (the replicas die with the driver's job).
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ from harness.inputs.build_images import BuildFiles
 from harness.inputs.integrity import release_mapped_pages
 from harness.models.backends.replicas.actor import Build, ReplicaState
 from harness.models.backends.replicas.cluster import Cluster, connect
-from harness.models.backends.replicas.launch import Slot, cause_line, check_room, launch, wait_ready
+from harness.models.backends.replicas.launch import (
+    Slot,
+    cause_line,
+    check_room,
+    launch,
+    replica_statistics,
+    wait_ready,
+)
 from harness.models.backends.replicas.settings import PoolSettings, replica_resources
 from harness.models.backends.replicas.shares import LargestImage, split_shares
 from harness.models.backends.replicas.wire import Wire
@@ -41,7 +51,6 @@ DEPTH = 2  # batches a replica holds at once: the next waits on the replica whil
 WINDOW_BATCHES = 16  # batches per window (`batches`), per replica
 WINDOW_REQUESTS = 2048  # requests per window at most (whole batches): how many a window holds built at once
 CLOSE_TIMEOUT = 60.0  # seconds replicas get to shut their engines down at the end
-STATISTICS_TIMEOUT = 30.0
 RESTART_POLL = 0.2  # seconds between asking a restarting replica whether it is back
 
 
@@ -89,21 +98,38 @@ class RayPool(FrontView):
         self.restarts = 0
         self.slots: list[Slot] = []
         self._closed = False
-        wanted = replica_resources(backend, front, 0.0)  # CPUs, where no GPU: what a local cluster must offer
-        try:
-            self.cluster: Cluster = connect(address, self.size * wanted["num_cpus"])
-            self.resources = replica_resources(backend, front, self.cluster.resources().get("GPU", 0.0))
-            check_room(self.cluster, self.resources, self.size, backend)
-            self.slots = launch(
-                self.cluster, backend, args, settings, self.resources, batch_size, max_batch_tokens, build
-            )
-            wait_ready(self.cluster, self.slots, backend)
-        except BaseException:
-            self.close()
-            raise
+        self._launch = (args, batch_size, max_batch_tokens, address, build)
+        self.cluster: Cluster | None = None
+        self.resources: dict[str, float] = {}
         readable = None if settings.replica_data == "ship" else self._reads
         guesses = backend_spec(backend).reads_random_answer  # a request's `random_answer` goes along only for it
         self.wire = Wire(guesses, readable)
+        # The front's identity where it holds the replicas' (they start with the first batch), else replica 0's.
+        self.driver = front.identity() if backend_spec(backend).replicas.front_identity else None
+        if self.driver is None:
+            self._started()
+
+    def _started(self) -> Cluster:
+        """The cluster, its replicas started and ready (at once, or with the first batch: `driver`)."""
+        if self.cluster is not None:
+            return self.cluster
+        args, batch_size, max_batch_tokens, address, build = self._launch
+        wanted = replica_resources(self.backend, self.front, 0.0)  # CPUs, where no GPU: what a local cluster offers
+        try:
+            self.cluster = cluster = connect(address, self.size * wanted["num_cpus"])
+            self.resources = replica_resources(self.backend, self.front, cluster.resources().get("GPU", 0.0))
+            check_room(cluster, self.resources, self.size, self.backend)
+            self.slots = launch(
+                cluster, self.backend, args, self.settings, self.resources, batch_size, max_batch_tokens, build
+            )
+            wait_ready(cluster, self.slots, self.backend, self.driver)
+        except BaseException as err:
+            if self.driver is None:  # in the constructor: nothing else will close it
+                self.close()
+            elif isinstance(err, UserError):  # mid-run: the run stops in one line, resumable
+                raise BackendFatalError(str(err)) from None
+            raise
+        return cluster
 
     @classmethod
     def from_args(cls, args: dict[str, str], *, batch_size: int = 1, max_batch_tokens: int | None = None) -> Model:
@@ -123,19 +149,11 @@ class RayPool(FrontView):
         return why
 
     def identity(self) -> dict[str, Any]:
-        return self.slots[0].info["identity"]
+        return self.driver if self.driver is not None else self.slots[0].info["identity"]
 
     def statistics(self) -> dict[str, Any]:
-        ray = self.cluster.ray
-        per_replica: list[Any] = []
-        for slot in self.slots:
-            if slot.busy or slot.probe is not None:  # the run stopped while it held a batch, or restarted
-                per_replica.append({"unavailable": "holding a batch or restarting when the run ended"})
-                continue
-            try:
-                per_replica.append(ray.get(slot.actor.statistics.remote(), timeout=STATISTICS_TIMEOUT))
-            except Exception as err:  # a dead replica: the run's record says so
-                per_replica.append({"unavailable": cause_line(err)})
+        if self.cluster is None:  # nothing was left to send: no replica started
+            return {**self.front.statistics(), "replicas": {"data_parallel_size": self.size, "started": False}}
         record = {
             "data_parallel_size": self.size,
             "ray": self.cluster.describe(),
@@ -145,7 +163,7 @@ class RayPool(FrontView):
             "batches": self.batches_run,
             "batches_rerun": self.batches_rerun,
             "replica_restarts": self.restarts,
-            "backend_stats": per_replica,
+            "backend_stats": replica_statistics(self.cluster, self.slots),
         }
         return {**self.front.statistics(), "replicas": record}
 
@@ -199,7 +217,7 @@ class RayPool(FrontView):
 
     def stream(self, requests: Sequence[Request]) -> Iterator[list[tuple[int, Response]]]:
         """Each batch's answers as a replica returns them; a batch whose replica died runs again."""
-        ray = self.cluster.ray
+        ray = self._started().ray
         pending = deque(self._units(requests))
         holding: dict[Any, tuple[_Unit, Slot]] = {}
         while pending or holding:
@@ -254,9 +272,9 @@ class RayPool(FrontView):
 
     def _answers(self, ref: object, unit: _Unit, slot: Slot, pending: deque[_Unit]) -> list[Response] | None:
         """A batch's responses; None when its replica died holding it (it is queued again, first)."""
-        ray = self.cluster.ray
+        ray = self._started().ray
         try:
-            responses = ray.get(ref)
+            answered = ray.get(ref)
         except ray.exceptions.RayActorError as err:
             if getattr(err, "_actor_init_failed", False):
                 raise BackendFatalError(
@@ -272,6 +290,9 @@ class RayPool(FrontView):
             pending.appendleft(unit)
             if slot.probe is None:  # its first lost batch: the process died; wait for Ray to restart it
                 self.restarts += 1
+                if slot.seen is not None:
+                    slot.before_restart.append(slot.seen)
+                slot.seen = None
                 print(
                     f"harness: {self.backend} {slot.where} died ({cause_line(err)[:160]}); Ray restarts it and its "
                     "batches run again",
@@ -288,6 +309,7 @@ class RayPool(FrontView):
                 f"{self.backend} {slot.where}: {message}",
                 finished if finished is not None and len(finished) == len(unit.positions) else None,
             ) from None
+        slot.seen, responses = answered.statistics, answered.responses
         if len(responses) != len(unit.positions):
             raise BackendFatalError(
                 f"{self.backend} {slot.where} returned {len(responses)} responses for {len(unit.positions)} requests"
@@ -295,7 +317,7 @@ class RayPool(FrontView):
         return responses
 
     def _revived(self, slot: Slot) -> None:
-        ray = self.cluster.ray
+        ray = self._started().ray
         try:
             slot.info = {**slot.info, **ray.get(slot.probe)}
         except ray.exceptions.ActorUnavailableError:  # still restarting: ask again in a moment
@@ -334,7 +356,7 @@ class RayPool(FrontView):
         """Whether every replica reads `files` itself (asked once per build); where one cannot, the build's images
         travel through the object store (`replica_data=read` stops the run instead)."""
         if files not in self._readable:
-            ray = self.cluster.ray
+            ray = self._started().ray
             reasons = []
             asked = [(slot, slot.actor.unreadable.remote(files)) for slot in self.slots if slot.probe is None]
             for slot, answer in asked:  # (a replica restarting now is not asked)
@@ -358,7 +380,7 @@ class RayPool(FrontView):
         self._closed = True
         slots, self.slots = self.slots, []
         self.front.close()
-        cluster = getattr(self, "cluster", None)
+        cluster, self.cluster = self.cluster, None
         if cluster is None:
             return
         ray = cluster.ray

@@ -105,4 +105,6 @@ BACKEND = replace(
     known_as=KNOWN_AS,
     foreign_args=FOREIGN_ARGS,
     engine_sampling=EngineSampling("sampling_params", _sampling),
+    engine_log_arg="engine_log",
+    progress_arg="use_tqdm",
 )

@@ -242,9 +242,15 @@ class VLLMModel(EngineCounted[VLLMSettings], Model):
                 kwargs = before_start(kwargs)
             log.info("vllm: building the engine with %s", {k: v for k, v in kwargs.items() if k != "hf_overrides"})
             eos = tuple((self.settings.eos_tokens or "").split())
-            timeout, past = s.start_timeout, s.past_window
             self._engine = self.start_engine(
-                lambda: LocalEngine(kwargs, eos_tokens=eos, start_timeout=timeout, past_window=past, **self._factories),
+                lambda: LocalEngine(
+                    kwargs,
+                    eos_tokens=eos,
+                    start_timeout=s.start_timeout,
+                    past_window=s.past_window,
+                    engine_log=s.engine_log,
+                    **self._factories,
+                ),
                 lambda engine: engine.max_model_len,
                 lambda engine: (
                     f"limit_mm_per_prompt={self.limit}, max_model_len={self.facts.context_length}, "

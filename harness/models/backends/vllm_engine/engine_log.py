@@ -1,6 +1,8 @@
 """The vllm engine's processes' output, read as the run's one line needs it: kept out of the console and written to a
-log file (scrubbed of secrets), its last lines held; vLLM's own reason for a failure (`engine_reason`), its last log
-line, where a process's stack says it waited (`waited_in`), and what to change (`failure_line`)."""
+log file (scrubbed of secrets, bounded: `LOG_BYTES`, then the file before it is kept as `.1`), in the run's folder
+where it has one, else in the temporary folder, removed when the engine closes unless a line named it; its last lines
+held; vLLM's own reason for a failure (`engine_reason`: the root cause, in whichever of its processes it was raised),
+its last log line, where a process's stack says it waited (`waited_in`), and what to change (`failure_line`)."""
 
 from __future__ import annotations
 
@@ -18,16 +20,27 @@ from pathlib import Path
 from harness.redact import scrub
 
 KEPT_LINES = 400  # the engine log's last lines held for the one line and backend_error.log
+LOG_BYTES = 32 << 20  # the engine log's size, at most: past it the file becomes NAME.1 (one kept) and a new one starts
+REASON_CHARS = 400  # vLLM's reason, at most, in the one line (a weight vLLM lacks comes with all those it has)
 
 
 class EngineOutput:
     """What the engine's processes print (their stdout and stderr are this process's while they start, and keep
-    them): read on a thread, scrubbed of secrets, written to a log file, its last lines kept."""
+    them): read on a thread, scrubbed of secrets, written to a log file, its last lines kept. The file is `path`
+    (appended to: the run's folder's, across the runs of a resumed run) where its folder exists, else one in the
+    temporary folder, removed on `close` unless a line named it (`named`)."""
 
-    def __init__(self) -> None:
-        handle, name = tempfile.mkstemp(prefix="mmlongeval-vllm-engine-", suffix=".log")
-        self.path = Path(name)
-        self._file = os.fdopen(handle, "w", encoding="utf-8")
+    def __init__(self, path: Path | None = None, max_bytes: int = LOG_BYTES) -> None:
+        self.temporary = path is None or not path.parent.is_dir()  # (a replica on a node without the run's folder)
+        if self.temporary:
+            handle, name = tempfile.mkstemp(prefix="mmlongeval-vllm-engine-", suffix=".log")
+            os.close(handle)
+            path = Path(name)
+        assert path is not None
+        self.path = path
+        self.max_bytes = max_bytes
+        self.kept = not self.temporary
+        self._file = self.path.open("a", encoding="utf-8")
         self.lines: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
         self._read, self._write = os.pipe()
         self._reader = threading.Thread(target=self._pump, name="vllm-engine-output", daemon=True)
@@ -41,6 +54,10 @@ class EngineOutput:
                 with suppress(ValueError, OSError):  # closed: the engine outlived its backend
                     self._file.write(line + "\n")
                     self._file.flush()
+                    if self._file.tell() > self.max_bytes:
+                        self._file.close()
+                        self.path.replace(self.path.with_name(self.path.name + ".1"))
+                        self._file = self.path.open("a", encoding="utf-8")
 
     @contextmanager
     def captured(self) -> Iterator[None]:
@@ -70,45 +87,71 @@ class EngineOutput:
             count = len(self.lines)
             time.sleep(0.2)
 
+    def named(self) -> Path:
+        """The log's path, for a line that names it: kept, then, wherever it is."""
+        self.kept = True
+        return self.path
+
     def close(self) -> None:
-        """Stop writing to the pipe from here; the reader ends once the engine's processes have."""
+        """Stop writing to the pipe from here; the reader ends once the engine's processes have. A temporary log no
+        line named goes."""
         with suppress(OSError):
             os.close(self._write)
         self._reader.join(timeout=5)
         with suppress(Exception):
             self._file.close()
+        if not self.kept:
+            for path in (self.path, self.path.with_name(self.path.name + ".1")):
+                path.unlink(missing_ok=True)
 
     def tail(self, count: int = 120) -> str:
         return "\n".join(list(self.lines)[-count:])
 
 
 PREFIX = re.compile(r"^\((?:[\w.-]+ )?pid=\d+\)\s*")  # vLLM's "(EngineCore_DP0 pid=123) " before a process's lines
-EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?([A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)): (.+)$")
-# vLLM's own words for a failure that is the engine's wrapping, not its cause
-WRAPPERS = ("Engine core initialization failed", "Worker failed with error", "EngineCore encountered")
+# vLLM's log line's level, time and source, before its message (a traceback it logs has them on every line)
+HEADER = re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]*\] ?")
+EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?((?:[A-Za-z_]\w*)?(?:Error|Exception|Exit|Interrupt)): (.+)$")
+# vLLM's own words for a failure that is the engine's wrapping of one raised elsewhere, not its cause
+WRAPPERS = (
+    "Engine core initialization failed",
+    "WorkerProc initialization failed",
+    "Worker failed with error",
+    "EngineCore encountered",
+)
 
 
 def _bare(line: str) -> str:
     return PREFIX.sub("", line).strip()
 
 
+def _chained(text: list[str]) -> bool:
+    """Whether the lines between two tracebacks say the later was raised from the earlier (Python's own words)."""
+    between = " ".join(text)
+    return "direct cause of the following exception" in between or "During handling of" in between
+
+
 def engine_reason(lines: list[str]) -> str | None:
-    """vLLM's own reason in the engine's log: the exception that started the last traceback (its root cause, Python
-    printing a chained cause first), as "Type: message", or None where the log holds no exception line."""
-    bare = [_bare(line) for line in lines]
-    starts = [i for i, line in enumerate(bare) if line.startswith("Traceback (most recent call last)")]
-    if not starts:
-        return None
-    group = starts[-1]  # the last traceback, and the ones chained before it ("... direct cause ..." between them)
-    for i in reversed(starts[:-1]):
-        between = " ".join(bare[i:group])
-        if "direct cause of the following exception" not in between and "During handling of" not in between:
-            break
-        group = i
-    for line in bare[group:]:
-        found = EXCEPTION.match(line)
-        if found and not any(wrapper in found[2] for wrapper in WRAPPERS):
-            return f"{found[1]}: {found[2]}"
+    """vLLM's own reason in the engine's log, as "Type: message" (at most `REASON_CHARS`), or None where the log holds
+    no exception line: in its last traceback (with those chained before it, Python printing the cause first) the
+    first exception that is not vLLM's wrapping. A traceback of wrapping alone (the engine core's "WorkerProc
+    initialization failed ... See stack trace for root cause") points to the one before it, which vLLM logged from the
+    process that raised it (a worker's: a weight or config field its model lacks), and so on back."""
+    text = [HEADER.sub("", _bare(line), count=1) for line in lines]
+    starts = [i for i, line in enumerate(text) if line.startswith("Traceback (most recent call last)")]
+    end = len(text)
+    while starts:
+        group = starts.pop()
+        while starts and _chained(text[starts[-1] : group]):
+            group = starts.pop()
+        found = [match for line in text[group:end] if (match := EXCEPTION.match(line))]
+        cause = next((m for m in found if not any(wrapper in m[2] for wrapper in WRAPPERS)), None)
+        if cause is not None:
+            reason = f"{cause[1]}: {cause[2]}"
+            return reason if len(reason) <= REASON_CHARS else f"{reason[:REASON_CHARS]}..."
+        if not found:  # a traceback without its exception line: nothing earlier is known to be its cause
+            return None
+        end = group
     return None
 
 
@@ -157,4 +200,4 @@ def failure_line(err: BaseException, output: EngineOutput) -> str:
     this process got), what to change where that is known, and where the whole log is."""
     reason = engine_reason(list(output.lines)) or f"{type(err).__name__}: {_first_reason(err)}"
     advice = next((text for pattern, text in ADVICE if re.search(pattern, reason)), None)
-    return f"{reason}{f'; {advice}' if advice else ''} (the engine's log: {output.path})"
+    return f"{reason}{f'; {advice}' if advice else ''} (the engine's log: {output.named()})"

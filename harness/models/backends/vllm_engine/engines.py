@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any, cast
 
 from harness.models.backends.vllm_engine.engine_log import EngineOutput
@@ -61,6 +62,7 @@ class LocalEngine:
         eos_tokens: tuple[str, ...] = (),
         start_timeout: float | None = None,
         past_window: bool = False,
+        engine_log: str | None = None,
     ) -> None:
         if past_window and (kwargs.get("max_model_len") or 0) > 0:  # (-1, `auto`: never past the window)
             # A limit given past the window vLLM derives from the config, on purpose (`past_window`): the papers ran
@@ -71,7 +73,7 @@ class LocalEngine:
         self.start_method: dict[str, object] = {**start_method(), "start_timeout_s": start_timeout}
         if self.start_method["method"] != "fork":
             check_main_guard()
-        self.output = EngineOutput()
+        self.output = EngineOutput(Path(engine_log) if engine_log else None)
         factory = load_factory(llm_factory)
         self.llm: Any
         self.llm, self.watch = started(lambda: factory(**kwargs), start_timeout, self.output)

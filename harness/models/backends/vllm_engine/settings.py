@@ -167,7 +167,10 @@ class VLLMSettings(EngineSettings):
     # SamplingParams fields as a JSON object, given to every request over the checkpoint's own decoding: the run's
     # `--gen_kwargs` keys beyond the generation settings arrive here (`BackendSpec.engine_sampling`).
     sampling_params: str | None = None
-    use_tqdm: bool = True
+    use_tqdm: bool = True  # vLLM's own progress bars (`--no_progress` sets it false)
+    # The engine's processes' log (`engine_log.EngineOutput`): the run's folder's `engine_model.log` where it has one
+    # (`BackendSpec.engine_log_arg`), else a temporary file removed at the end unless a line named it.
+    engine_log: str | None = None
     # Seconds the engine has to start (load the weights, profile, warm up) before the run stops in one line saying
     # where it waited: a 70 B model read from a slow disk, then compiled, is inside it.
     start_timeout: float = at_least(1, 1800.0)

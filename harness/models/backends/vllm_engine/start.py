@@ -85,8 +85,31 @@ def check_main_guard() -> None:
 def interrupt_main_thread() -> None:
     """A KeyboardInterrupt in the main thread, even where it blocks on a lock (vLLM's client waits on a queue): a real
     SIGINT to that thread, whose wait it ends (`_thread.interrupt_main` only sets a flag the blocked thread never
-    reads)."""
+    reads), inside `interruptible`."""
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+
+@contextmanager
+def interruptible(ours: Callable[[], bool]) -> Iterator[None]:
+    """While inside, in the main thread: the SIGINT `interrupt_main_thread` sends (once `ours()` is true) raises a
+    KeyboardInterrupt however this process was started, SIGINT ignored included (`nohup`, a script's background job,
+    many launchers: the signal would be dropped and vLLM's wait go on for ever); any other SIGINT does what it did."""
+    before = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or before is None:  # None: not set from Python
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if ours() or before is signal.default_int_handler or before == signal.SIG_DFL:
+            raise KeyboardInterrupt
+        if callable(before):
+            before(signum, frame)  # type: ignore[arg-type]  # the handler it replaces, as signal.signal took it
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 class EngineStart:
@@ -180,7 +203,7 @@ class EngineStart:
         os.environ["PYTHONFAULTHANDLER"] = "1"  # read by each spawned process as it starts
         watcher.start()
         try:
-            with self.output.captured():
+            with self.output.captured(), interruptible(self.expired.is_set):
                 return build()
         except BaseException as err:
             if not self.expired.is_set():
@@ -208,7 +231,7 @@ class EngineStart:
             where += f", its worker in {waited_in(worker)}"
         return (
             f"it did not start within start_timeout={self.timeout:g} s; its last log line: {self.last_line!r}; "
-            f"{where} (every stack in {self.output.path}); raise start_timeout=S in --model_args if the model "
+            f"{where} (every stack in {self.output.named()}); raise start_timeout=S in --model_args if the model "
             "only loads slowly"
         )
 
@@ -286,7 +309,8 @@ class EngineWatch:
             raise BackendFatalError(f"the vllm engine died: {self.ended}\n{output.tail()}")
         self._waiting = True
         try:
-            yield
+            with interruptible(lambda: self.ended is not None):
+                yield
         except KeyboardInterrupt:
             if self.ended is None:
                 raise

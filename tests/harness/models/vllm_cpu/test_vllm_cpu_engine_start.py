@@ -1,7 +1,9 @@
 """The vllm engine's start on vLLM's CPU build (issue 95), run as a user runs it: its processes started by spawn, as on
 a GPU, and recorded; a KV cache sized from free memory where none is given; a start that cannot work refused before
-it, one that fails stopped in one line with vLLM's own reason, one that does not finish in time stopped in one line
-naming where its core waited, its processes gone and the run resumable; a script without a main guard refused."""
+it, one that fails stopped in one line with vLLM's own reason (raised in its engine core, or in its worker), one that
+does not finish in time stopped in one line naming where its core waited, its processes gone and the run resumable;
+an engine that dies mid-run stopped in one line however the run was started; the engine's log in the run's folder;
+a script without a main guard refused."""
 
 from __future__ import annotations
 
@@ -10,11 +12,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness.models.backends.vllm_engine.engine_log import REASON_CHARS
 from tests.harness.models.vllm_cpu.test_vllm_cpu_engine import _cpu_build, harness, journals
 from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint
 from tests.support.forward_pass import tiny_checkpoint
@@ -37,6 +42,14 @@ def needle_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
          "--limit", "2", "--out", str(data), "--quiet"], check=True, cwd=PROJECT,
     )  # fmt: skip
     return data
+
+
+@pytest.fixture
+def temporary() -> Iterator[Path]:
+    """A temporary folder of a short path, for a run's TMPDIR: vLLM's sockets live there too (107 bytes at most)."""
+    folder = Path(tempfile.mkdtemp())
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def run(data: Path, out: Path, model_args: str, *more: str) -> tuple[int, str]:
@@ -134,34 +147,6 @@ def test_a_configuration_vllm_refuses_is_refused_in_one_line_with_vllm_s_reason(
     assert not left_behind()
 
 
-def test_an_engine_that_dies_mid_run_stops_it_in_one_line(needle_data: Path, tmp_path: Path) -> None:
-    """The engine's core and worker (vLLM titles them `VLLM::EngineCore`, `VLLM::Worker`) killed once it is ready, while it generates (one request a call, 256 tokens
-    each): the run stops in one line saying the engine died, and nothing of the engine is left."""
-    import psutil
-
-    out = tmp_path / "out"
-    process = harness("--tasks", TASK, "--data_dir", str(needle_data), "--model", "vllm", "--model_args",
-                      f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{ENGINE},kv_cache_memory_bytes=64M,chunk_size=1",
-                      "--gen_kwargs", "max_gen_toks=256,ignore_eos=true", "--output_path", str(out),
-                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=marked())  # fmt: skip
-    assert process.stdout is not None
-    seen = []
-    for line in process.stdout:  # until the engine is ready
-        seen.append(line)
-        if "vllm engine ready" in line:
-            break
-    engine = [p for p in psutil.Process(process.pid).children(recursive=True) if "VLLM::" in " ".join(p.cmdline())]
-    assert engine, "".join(seen)[-3000:]
-    for child in engine:
-        child.kill()
-    output = "".join(seen) + process.communicate(timeout=600)[0]
-    assert process.returncode == 1, output[-3000:]
-    (line,) = harness_lines(output)
-    assert "the model backend stopped: the vllm engine died:" in line and "run the same command to resume" in line
-    assert "Traceback" not in output
-    assert not left_behind()
-
-
 def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data: Path, tmp_path: Path) -> None:
     """A KV cache over one block but under the window's need: vLLM's own ValueError, from its engine core, is the
     run's one line; its tracebacks go to backend_error.log, not the console; no process of the engine is left."""
@@ -176,33 +161,104 @@ def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data:
     assert not left_behind()
 
 
-def test_a_start_past_its_bound_stops_in_one_line_and_the_same_run_resumes(needle_data: Path, tmp_path: Path) -> None:
-    """A run with no KV size (the backend sizes it, says so and records it with the start method); then the same
-    run with more rows and a bound the CPU engine cannot start within: one line naming the engine's last log line and
-    where its core waited, every process gone, the journal as it was; then without the bound, only the rest sent."""
+def test_weights_named_otherwise_than_vllm_reads_them_say_vllm_s_reason_from_its_worker_in_one_line(
+    needle_data: Path, tmp_path: Path
+) -> None:
+    """A tiny LLaVA-1.5 as transformers saves it: its CLIP tower's weights are `vision_tower.*`, where vLLM's loader
+    reads `vision_tower.vision_model.*`. vLLM raises in its worker process, and its engine core only says that a
+    worker failed: the run's one line is the worker's own reason, naming the weight, at most `REASON_CHARS` of it (vLLM
+    lists every weight its model has)."""
+    checkpoint = engine_checkpoint("llava-1.5")
+    args = f"pretrained={checkpoint},dtype=float32,enforce_eager=true,max_model_len=4096,kv_cache_memory_bytes=64M"
+    code, output = run(needle_data, tmp_path / "out", args)
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert (
+        "could not start: ValueError: There is no module or parameter named 'vision_tower.embeddings' in "
+        "LlavaForConditionalGeneration" in line
+    ), line
+    reason, advice = line.split("could not start: ")[1].split("; ", 1)
+    assert advice.startswith("the checkpoint's config or weights are not what vLLM's model for its architecture")
+    assert len(reason) <= REASON_CHARS + len("...") and "Traceback" not in output
+    (log,) = (tmp_path / "out").glob("*/engine_model.log")  # the engine's log in the run's folder, named in the line
+    assert f"(the engine's log: {log})" in line and "WorkerProc failed to start" in log.read_text()
+    assert not left_behind()
+
+
+def test_an_engine_that_dies_or_does_not_start_in_time_stops_the_run_in_one_line_and_the_same_command_resumes(
+    needle_data: Path, tmp_path: Path, temporary: Path
+) -> None:
+    """Three runs of one command (two rows of each task, one request a call, 256 tokens each), each with a TMPDIR:
+    - started with SIGINT ignored, as `nohup`, a script's background job and many launchers start it (the harness ends
+      vLLM's wait on a dead core with a SIGINT of its own), its engine's core (`VLLM::EngineCore`) killed by its pid
+      once the engine is ready: the run stops in one line saying the engine died, nothing of the engine is left;
+    - with a bound the CPU engine cannot start within: one line naming the engine's last log line and where its core
+      waited (its stacks in the run folder's `engine_model.log`), every process gone, the journal as it was;
+    - without the bound, under VLLM_LOGGING_LEVEL=DEBUG: only the rows left go to the engine, its KV cache sized by
+      the backend (none given), said and recorded with the start method; the console holds none of vLLM's progress
+      bars (`--no_progress`) and no `--- Logging error ---` at exit (the harness once took away the log record factory
+      vLLM's format reads). The engine's log of the runs is the run folder's, none is left in the temporary folder."""
+    import signal
+
+    import psutil
+
     out = tmp_path / "out"
-    code, output = run(needle_data, out, ENGINE, "--limit", "1")
-    assert code == 0, output[-3000:]
-    assert "harness: vllm on vLLM's CPU build: a KV cache of" in output
-    stats = json.loads(next(out.glob("*/results_*.json")).read_text())["config"]["backend_stats"]
-    assert stats["engine_start"]["method"] == "spawn" and stats["engine_start"]["set_by"] == "harness"
-    assert stats["engine_args"]["kv_cache_memory_bytes"] > 0
+    argv = ("--tasks", TASK, "--data_dir", str(needle_data), "--model", "vllm", "--limit", "2",
+            "--gen_kwargs", "max_gen_toks=256,ignore_eos=true", "--output_path", str(out))  # fmt: skip
+    args = f"pretrained={engine_checkpoint(ENGINE_FAMILIES[0])},{ENGINE},chunk_size=1"
+    process = harness(*argv, "--model_args", args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                      env={**marked(), "TMPDIR": str(temporary)},
+                      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:  # until the engine is ready
+        seen.append(line)
+        if "vllm engine ready" in line:
+            break
+    cores = [p for p in psutil.Process(process.pid).children(recursive=True) if "EngineCore" in " ".join(p.cmdline())]
+    assert len(cores) == 1, "".join(seen)[-3000:]
+    cores[0].kill()
+    try:
+        output = "".join(seen) + process.communicate(timeout=300)[0]
+    except subprocess.TimeoutExpired:  # waiting on the dead core: nothing else would end it
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    assert process.returncode == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    assert "the model backend stopped: the vllm engine died:" in line and "run the same command to resume" in line
+    assert "Traceback" not in output
+    assert not left_behind()
     kept = journals(out)
 
-    code, output = run(needle_data, out, f"{ENGINE},start_timeout=8", "--limit", "2")
+    def again(model_args: str, **env: str) -> tuple[int, str]:
+        process = harness(*argv, "--model_args", model_args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, env={**marked(), "TMPDIR": str(temporary), **env})  # fmt: skip
+        output = process.communicate(timeout=900)[0]
+        return process.returncode, output
+
+    code, output = again(f"{args},start_timeout=8")
     assert code == 1, output[-3000:]
     (line,) = harness_lines(output)
     assert "did not start within start_timeout=8 s; its last log line:" in line and " waited in " in line
     assert "run the same command to resume" in line and "Traceback" not in output
+    (log,) = out.glob("*/engine_model.log")
+    assert f"(every stack in {log})" in line
     assert not left_behind()
     assert journals(out) == kept
 
-    code, output = run(needle_data, out, ENGINE, "--limit", "2")
+    code, output = again(args, VLLM_LOGGING_LEVEL="DEBUG")
     assert code == 0, output[-3000:]
     after = journals(out)
-    assert all(after[key] == record for key, record in kept.items()) and len(after) == 2 * len(kept)
+    assert all(after[key] == record for key, record in kept.items()) and len(after) == 4  # two rows of each task
     stats = json.loads(max(out.glob("*/results_*.json")).read_text())["config"]["backend_stats"]
     assert stats["engine_requests"] == len(after) - len(kept)
+    assert "harness: vllm on vLLM's CPU build: a KV cache of" in output
+    assert stats["engine_args"]["kv_cache_memory_bytes"] > 0
+    assert stats["engine_start"]["method"] == "spawn" and stats["engine_start"]["set_by"] == "harness"
+    assert "Processed prompts" not in output and "Rendering prompts" not in output
+    assert "Logging error" not in output and "KeyError" not in output, output[-3000:]
+    assert log.read_text().count("Initializing a V1 LLM engine") >= 2  # the first run's engine and this one's
+    assert not list(temporary.glob("mmlongeval-vllm-engine-*"))
 
 
 def test_a_script_without_a_main_guard_is_refused_in_one_line(needle_data: Path, tmp_path: Path) -> None:

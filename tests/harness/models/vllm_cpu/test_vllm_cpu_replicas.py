@@ -16,11 +16,13 @@ did not start; each replica reserves one CPU and holds a 256 MiB KV cache.
   engine has half a chunk; measured here, the rows of a task found 256 tokens cached on the replicas where one
   engine found 384 and 512. Which replica answered which row is not in the results: the fake engine's test, whose
   answers name their process, holds that the rows sharing a prefix ran on one replica.
-- Two replicas, images `ship`ped through Ray's object store, one replica's process killed once an answer is
-  journalled: Ray restarts it, the batches it held run again (docs/scaling.md: "the run carries on"), the run
-  ends with every row answered once, the answers and prompt ids the one-process run's, nothing journalled before the
-  kill changed, and no engine process left. Cached tokens are not compared here: a batch run again on the other
-  replica finds another part of its prefix cached.
+- Two replicas, images `ship`ped through Ray's object store, both replicas' processes killed once an answer is
+  journalled (so that one killed had answered): Ray restarts them, the batches they held run again (docs/scaling.md:
+  "the run carries on"), the run ends with every row answered once, the answers and prompt ids the one-process
+  run's, nothing journalled before the kill changed, every row in the statistics of the replica process that
+  answered it, a killed one's too, and no engine process left. Cached tokens are not compared here: a batch run again
+  on another replica finds another part of its prefix cached. The same command then, with no row left, starts no
+  replica and joins no Ray cluster.
 - Tensor parallel over two processes with vLLM's multiprocessing executor: vLLM's CPU worker binds each process's
   OpenMP threads to cores of its own, which it cannot choose where the machine has one NUMA node ("Not enough allowed
   NUMA nodes to bind threads of 2 local CPUWorkers"), so the test names one core each (`VLLM_CPU_OMP_THREADS_BIND`).
@@ -143,7 +145,7 @@ def test_two_replicas_answer_every_row_as_one_process(
     assert not left_behind()
 
 
-def test_a_replica_killed_mid_run_is_restarted_and_nothing_is_lost(
+def test_replicas_killed_mid_run_are_restarted_and_nothing_is_lost(
     one_process: dict, engine_data: Path, address: str, tmp_path: Path
 ) -> None:
     out = tmp_path / "ship"
@@ -157,20 +159,34 @@ def test_a_replica_killed_mid_run_is_restarted_and_nothing_is_lost(
     replicas = [p for p in running if "ray::Replica" in " ".join(p.cmdline())]
     assert len(replicas) == 2
     before = journals(out)
-    replicas[0].kill()
+    for replica in replicas:  # the one that answered first among them
+        replica.kill()
     output, _ = process.communicate(timeout=900)
     assert process.returncode == 0, output[-4000:]
-    assert "died (" in output and "Ray restarts it and its batches run again" in output
+    assert output.count("Ray restarts it and its batches run again") == 2
     after = journals(out)
     assert all(after[key] == record for key, record in before.items())  # nothing journalled was changed or lost
     assert journal_lines(out) == len(after)  # each row journalled once
     assert_same_rows(after, one_process, SAME)
     record = backend_stats(out)["replicas"]
-    assert record["replica_restarts"] == 1 and record["batches_rerun"] >= 1
+    assert record["replica_restarts"] == 2 and record["batches_rerun"] >= 1
     assert record["images"]["object_store"] > 0 and record["images"]["read_by_replicas"] == 0
-    # The killed replica's engine (no longer this process's descendant) ends once it reads that its parent has.
+    # Every row the engines answered, in the statistics of the process that answered it: a killed one's too.
+    processes = [
+        stats for replica in record["backend_stats"] for stats in (replica, *replica.get("before_restart", []))
+    ]
+    assert sum(stats.get("engine_requests", 0) for stats in processes) == len(after)
+    assert sorted(path.name for path in out.glob("*/engine_*.log")) == [
+        "engine_model_replica0.log",
+        "engine_model_replica1.log",
+    ]  # each replica's engine's log in the run's folder
+    # The killed replicas' engines (no longer this process's descendants) end once they read that their parent has.
     _, alive = psutil.wait_procs(running, timeout=10)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE] and not left_behind()
+
+    output = finished(argv)  # the same command again, no row left: no replica starts, nor Ray
+    assert "replicas ready" not in output and "Ray cluster" not in output, output[-4000:]
+    assert backend_stats(out)["replicas"] == {"data_parallel_size": 2, "started": False}
 
 
 def test_one_engine_over_two_processes_answers_as_one(one_process: dict, engine_data: Path, tmp_path: Path) -> None:
