@@ -197,6 +197,13 @@ def processing_path(checkpoint: Path) -> str:
     )
 
 
+def multimodal_path(line: dict[str, Any]) -> str:
+    """A type's way through vLLM's multimodal processing, from its record line's `path`: the positions and an image's
+    run of tokens (the KV cache's attention left out: the engine's, which the harness's count, prompt and statuses do
+    not depend on)."""
+    return ", ".join(str(line.get("path") or "").split(", ")[:2])
+
+
 def run_one(model_type: str, work: Path, data: Path, stage_file: Path) -> dict[str, Any]:
     """A type's checkpoint built and both runs made and compared: its outcome's fields."""
     from tests.support.checkpoint_factory import CannotBuild

@@ -61,13 +61,14 @@ def test_a_rerun_skips_the_types_the_record_holds(script_module, tmp_path: Path,
 
 
 def test_ci_s_engine_families_run_each_way_the_sweep_found_vllm_runs_images(script_module) -> None:
-    """Each way of running a prompt's images that the sweep found among the types that run end to end (the record's
-    `path`: positions, an image's run of tokens, the KV cache's attention) is run by one of CI's engine families
+    """Each way vLLM's multimodal processing runs a prompt's images that the sweep found among the types that run end
+    to end (`multimodal_path`: the positions and an image's run of tokens, the first two parts of the record's
+    `path`) is run by one of CI's engine families
     (`ENGINE_FAMILIES`, run by test_vllm_cpu_engine.py): a sweep that finds another fails here until a family that
     runs it is added."""
     sweep = script_module("engine_sweep")
     record = sweep.read_record()
-    found = {line["path"] for line in record.values() if line["outcome"] == sweep.RUNS}
+    found = {sweep.multimodal_path(line) for line in record.values() if line["outcome"] == sweep.RUNS}
     ran = {family: record[family_type(family)] for family in ENGINE_FAMILIES}
     assert all(line["outcome"] == sweep.RUNS for line in ran.values()), "a CI family the sweep does not run end to end"
-    assert sorted(found - {line["path"] for line in ran.values()}) == []
+    assert sorted(found - {sweep.multimodal_path(line) for line in ran.values()}) == []

