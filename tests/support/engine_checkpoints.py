@@ -69,6 +69,13 @@ FIELDS: dict[str, dict[str, Any]] = {
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
     "cohere_compass": {"tie_word_embeddings": "text_config.tie_word_embeddings"},
+    # the language model's MLP as wide as the vision merger's (zai-org/GLM-OCR: 4608 = its out_hidden_size 1536 x 3
+    # channels): vLLM's GLM-OCR merger takes its width from `text_config.intermediate_size`, transformers' from
+    # `out_hidden_size * in_channels`; where they differ vLLM loads the merger's weights cut to its width, and the
+    # image features are others than hf's
+    "glm_ocr": {
+        "text_config.intermediate_size": lambda c: c.vision_config.out_hidden_size * c.vision_config.in_channels
+    },
 }
 # - config values a published config writes as one number where transformers' config class writes a pair: the
 #   InternVL-format vision sizes of baidu/Qianfan-OCR (448, 14), which vLLM's own Qianfan-OCR config reads as written
@@ -131,7 +138,9 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
         text.vocab_size = len(processor.tokenizer)
     for field, source in FIELDS.get(model_type, {}).items():
         *owner, name = field.split(".")
-        if not isinstance(source, str):
+        if callable(source):  # a value the config's other sizes make
+            value = source(config)
+        elif not isinstance(source, str):
             value = source
         else:
             value = _attribute(processor if source.startswith("image_processor.") else config, source)
