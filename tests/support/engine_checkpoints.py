@@ -98,6 +98,14 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
     "qwen3_5_moe": {"mrope_interleaved": True},
     "qwen4_exp": {"mrope_interleaved": True},
 }
+# - tokens a published model never writes, whose output rows are zeroed (a logit of 0, below the largest of a random
+#   model's others, so that greedy decoding never picks one): Gemma 4's multimodal placeholders, which transformers'
+#   Gemma 4 embeds as padding wherever they stand, a generated one too, and vLLM as themselves (a tiny Gemma 4 writes
+#   its `<|image|>` and the steps after it differ). Its embeddings are tied: the input rows too, which neither reads
+#   at a placeholder;
+NEVER_WRITTEN: dict[str, tuple[str, ...]] = {
+    "gemma4": ("image_token_id", "video_token_id", "audio_token_id"),
+}
 # and every published config names its head size (`head_dim`), which vLLM's GLM-4.5V reads and a tiny config whose
 # width is one head leaves out.
 
@@ -170,7 +178,21 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
             if isinstance(part.get(name), list) and len(set(part[name])) == 1:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
+    if model_type in NEVER_WRITTEN:
+        config = json.loads((folder / "config.json").read_text())
+        _zero_output_rows(folder, [config[name] for name in NEVER_WRITTEN[model_type] if config.get(name) is not None])
     return folder
+
+
+def _zero_output_rows(folder: Path, token_ids: list[int]) -> None:
+    """The rows of `token_ids` in the checkpoint's output layer (`lm_head`, else the tied embeddings) set to zero."""
+    from safetensors.torch import load_file, save_file
+
+    for path in folder.glob("*.safetensors"):
+        weights = load_file(path)
+        for key in [k for k in weights if k.endswith(("lm_head.weight", "language_model.embed_tokens.weight"))]:
+            weights[key][token_ids] = 0
+        save_file(weights, path, metadata={"format": "pt"})
 
 
 _TYPE_CHECKPOINTS: dict[str, Path] = {}
