@@ -301,9 +301,11 @@ def sweep_one(model_type: str, architecture: str, data: Path, timeout: float) ->
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     with (work / "sweep.log").open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        stopped = False
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
+            stopped = True  # its exit code may not say so: psutil's wait reaps it first, and Popen then reads 0
             _kill_tree(process.pid)
             process.wait()
     if result.exists():
@@ -311,7 +313,7 @@ def sweep_one(model_type: str, architecture: str, data: Path, timeout: float) ->
     else:
         stage = (work / "stage").read_text() if (work / "stage").exists() else "its start"
         tail = (work / "sweep.log").read_text(errors="replace").strip().splitlines()[-1:] or [""]
-        why = f"stopped after {timeout:.0f} s" if process.returncode < 0 else f"ended ({process.returncode}): {tail[0]}"
+        why = f"stopped after {timeout:.0f} s" if stopped else f"ended ({process.returncode}): {tail[0]}"
         outcome = {"outcome": f"{stage} does not finish: {why}", "stage": stage}
     return {
         "model_type": model_type,
