@@ -50,7 +50,28 @@ WRAPPED = ("Engine core initialization failed", "EngineCore encountered")
 
 # Causes traced by hand for outcomes whose own line does not say them (issue 104's triage): the model_type, a text its
 # outcome holds while the cause stands (the note is left out of the table once it does not), and the cause.
-CAUSES: dict[str, tuple[str, str]] = {}
+CAUSES: dict[str, tuple[str, str]] = {
+    "aria": (
+        "rows differ",
+        "vLLM's Aria runs its vision encoder without the patch attention mask (`apply_encoder_attention_mask` off for "
+        "Aria), so the padding patches of each image (padded to a square of `max_image_size`) are attended to, which "
+        "transformers' Aria masks: the image features differ by about 1% (equal with the mask), a text prompt's "
+        "logits are equal, and the tiny model's near-flat logits turn that into other answers",
+    ),
+    "gemma4_unified": (
+        "rows differ",
+        "vLLM's CPU attention has no bidirectional ranges (`supports_mm_prefix`, which the CPU platform does not "
+        "check), so an image's tokens attend causally, where transformers' Gemma 4 Unified (`use_bidirectional_"
+        "attention='vision'`) attends within each image both ways on its sliding layers: hf without it gives vLLM's "
+        "logits exactly; a text prompt's are equal",
+    ),
+    "paligemma": (
+        "rows differ",
+        "vLLM's PaliGemma inserts the images and a BOS before the prompt itself and keeps the template's `<image>` as "
+        "a text token, one token more than transformers' processor, which expands it; the template is the tiny "
+        "checkpoint's (PaliGemma publishes none, which the harness refuses on both backends)",
+    ),
+}
 
 
 # ---- the types and the record ---------------------------------------------------------------------------------------
@@ -287,9 +308,11 @@ def sweep_one(model_type: str, architecture: str, data: Path, timeout: float) ->
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     with (work / "sweep.log").open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        stopped = False
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
+            stopped = True  # its exit code may not say so: psutil's wait reaps it first, and Popen then reads 0
             _kill_tree(process.pid)
             process.wait()
     if result.exists():
@@ -297,7 +320,7 @@ def sweep_one(model_type: str, architecture: str, data: Path, timeout: float) ->
     else:
         stage = (work / "stage").read_text() if (work / "stage").exists() else "its start"
         tail = (work / "sweep.log").read_text(errors="replace").strip().splitlines()[-1:] or [""]
-        why = f"stopped after {timeout:.0f} s" if process.returncode < 0 else f"ended ({process.returncode}): {tail[0]}"
+        why = f"stopped after {timeout:.0f} s" if stopped else f"ended ({process.returncode}): {tail[0]}"
         outcome = {"outcome": f"{stage} does not finish: {why}", "stage": stage}
     return {
         "model_type": model_type,

@@ -74,6 +74,13 @@ FIELDS: dict[str, dict[str, Any]] = {
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
     "cohere_compass": {"tie_word_embeddings": "text_config.tie_word_embeddings"},
+    # the language model's MLP as wide as the vision merger's (zai-org/GLM-OCR: 4608 = its out_hidden_size 1536 x 3
+    # channels): vLLM's GLM-OCR merger takes its width from `text_config.intermediate_size`, transformers' from
+    # `out_hidden_size * in_channels`; where they differ vLLM loads the merger's weights cut to its width, and the
+    # image features are others than hf's
+    "glm_ocr": {
+        "text_config.intermediate_size": lambda c: c.vision_config.out_hidden_size * c.vision_config.in_channels
+    },
 }
 # - config values a published config writes as one number where transformers' config class writes a pair: the
 #   InternVL-format vision sizes of baidu/Qianfan-OCR (448, 14), which vLLM's own Qianfan-OCR config reads as written
@@ -95,6 +102,14 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
     "qwen3_5": {"mrope_interleaved": True},
     "qwen3_5_moe": {"mrope_interleaved": True},
     "qwen4_exp": {"mrope_interleaved": True},
+}
+# - tokens a published model never writes, whose output rows are zeroed (a logit of 0, below the largest of a random
+#   model's others, so that greedy decoding never picks one): Gemma 4's multimodal placeholders, which transformers'
+#   Gemma 4 embeds as padding wherever they stand, a generated one too, and vLLM as themselves (a tiny Gemma 4 writes
+#   its `<|image|>` and the steps after it differ). Its embeddings are tied: the input rows too, which neither reads
+#   at a placeholder;
+NEVER_WRITTEN: dict[str, tuple[str, ...]] = {
+    "gemma4": ("image_token_id", "video_token_id", "audio_token_id"),
 }
 # and every published config names its head size (`head_dim`), which vLLM's GLM-4.5V reads and a tiny config whose
 # width is one head leaves out.
@@ -136,7 +151,9 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
         text.vocab_size = len(processor.tokenizer)
     for field, source in FIELDS.get(model_type, {}).items():
         *owner, name = field.split(".")
-        if not isinstance(source, str):
+        if callable(source):  # a value the config's other sizes make
+            value = source(config)
+        elif not isinstance(source, str):
             value = source
         else:
             value = _attribute(processor if source.startswith("image_processor.") else config, source)
@@ -166,7 +183,21 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
             if isinstance(part.get(name), list) and len(set(part[name])) == 1:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
+    if model_type in NEVER_WRITTEN:
+        config = json.loads((folder / "config.json").read_text())
+        _zero_output_rows(folder, [config[name] for name in NEVER_WRITTEN[model_type] if config.get(name) is not None])
     return folder
+
+
+def _zero_output_rows(folder: Path, token_ids: list[int]) -> None:
+    """The rows of `token_ids` in the checkpoint's output layer (`lm_head`, else the tied embeddings) set to zero."""
+    from safetensors.torch import load_file, save_file
+
+    for path in folder.glob("*.safetensors"):
+        weights = load_file(path)
+        for key in [k for k in weights if k.endswith(("lm_head.weight", "language_model.embed_tokens.weight"))]:
+            weights[key][token_ids] = 0
+        save_file(weights, path, metadata={"format": "pt"})
 
 
 _TYPE_CHECKPOINTS: dict[str, Path] = {}
