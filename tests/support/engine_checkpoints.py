@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from transformers.image_utils import IMAGENET_DEFAULT_MEAN, IMAGENET_DEFAULT_STD
+
 from harness.models.aliases import ALIASES
 from tests.support.forward_families import BY_NAME
 from tests.support.forward_pass import tiny_checkpoint
@@ -47,9 +49,9 @@ LOOKED_UP: dict[str, tuple[str, ...]] = {
     "paligemma": ("\n",),  # vLLM's PaliGemma ends the prompt with "\n" (`vocab["\n"]`)
 }
 # - config fields transformers' config classes do not declare (so a config they make lacks them), which vLLM's model
-#   reads as the published configs hold them: each from the setting that holds its value (`image_processor.` its
-#   processor's), the soft tokens of a Gemma 4 image (google/gemma-4-*'s `default_output_length`, the unified
-#   checkpoints' `num_soft_tokens`), LFM2's widths under their first names (LiquidAI/LFM2-VL-*: `block_dim`,
+#   reads as the published configs hold them (a field `image_processor.` a processor setting): each from the setting
+#   that holds its value (`image_processor.` its processor's), the soft tokens of a Gemma 4 image (google/gemma-4-*'s
+#   `default_output_length`, the unified checkpoints' `num_soft_tokens`), LFM2's widths under their first names (LiquidAI/LFM2-VL-*: `block_dim`,
 #   `conv_dim`, the hidden size), Muse Glimmer's vision widths under the names vLLM's own config class reads (its
 #   defaults are the published sizes: `output_dim` the merged patches, `adapter_dim` the projector's width), and
 #   Qwen3-VL-MoE's `norm_topk_prob` (Qwen/Qwen3-VL-30B-A3B-*'s true: transformers' router always normalizes its
@@ -70,6 +72,12 @@ FIELDS: dict[str, dict[str, Any]] = {
         "vision_config.merge_kernel_size": "vision_config.merge_size",
     },
     "qwen3_vl_moe": {"text_config.norm_topk_prob": True},
+    # the image normalization of baidu/Qianfan-OCR (InternVL's: ImageNet's mean and deviation), which vLLM's own
+    # InternVL processing holds as constants (the tiny processor's are its GOT-OCR2 class's defaults, CLIP's)
+    "qianfan_ocr": {
+        "image_processor.image_mean": IMAGENET_DEFAULT_MEAN,
+        "image_processor.image_std": IMAGENET_DEFAULT_STD,
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
@@ -87,6 +95,13 @@ FIELDS: dict[str, dict[str, Any]] = {
 #   (`image_size // patch_size`: "unsupported operand type(s) for //: 'list' and 'list'" on [448, 448]);
 ONE_NUMBER: dict[str, tuple[str, ...]] = {
     "qianfan_ocr": ("vision_config.image_size", "vision_config.patch_size"),
+}
+# - weight names transformers' conversion mapping, reversed, cannot give back: Qianfan-OCR's maps the InternViT's
+#   `encoder.layers.` to `layers.` wherever it stands, so reversed it names the language model's layers
+#   `language_model.model.encoder.layers.` too, where baidu/Qianfan-OCR has `language_model.model.layers.` ("no module
+#   or parameter named 'encoder' in Qwen3Model"; transformers loads either);
+RENAMED: dict[str, tuple[str, str]] = {
+    "qianfan_ocr": ("language_model.model.encoder.layers.", "language_model.model.layers."),
 }
 # - rope settings the published configs set and the type's default leaves to the model, which transformers and vLLM
 #   default otherwise: the GLM-4 family's rotary half of each head (vLLM's GLM-4 takes 0.5 where none is set,
@@ -157,7 +172,7 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
             value = source
         else:
             value = _attribute(processor if source.startswith("image_processor.") else config, source)
-        setattr(_attribute(config, ".".join(owner)), name, value)
+        setattr(_attribute(processor if field.startswith("image_processor.") else config, ".".join(owner)), name, value)
 
 
 def _attribute(holder: Any, path: str) -> Any:
@@ -183,6 +198,8 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
             if isinstance(part.get(name), list) and len(set(part[name])) == 1:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
+    if model_type in RENAMED:
+        _rename_weights(folder, *RENAMED[model_type])
     if model_type in NEVER_WRITTEN:
         config = json.loads((folder / "config.json").read_text())
         _zero_output_rows(folder, [config[name] for name in NEVER_WRITTEN[model_type] if config.get(name) is not None])
@@ -284,7 +301,6 @@ def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str
     grown to them, as transformers grows them) and whose weights named `renamed[0]...` are named `renamed[1]...`."""
     made = folder.with_name(folder.name + "-published")
     if not (made / "config.json").exists():
-        from safetensors.torch import load_file, save_file
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         processor = AutoProcessor.from_pretrained(folder)
@@ -293,9 +309,15 @@ def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str
         model.resize_token_embeddings(len(processor.tokenizer))
         model.save_pretrained(made)
         processor.save_pretrained(made)
-        old, new = renamed
-        for path in made.glob("*.safetensors"):
-            weights = load_file(path)
-            named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
-            save_file(named, path, metadata={"format": "pt"})
+        _rename_weights(made, *renamed)
     return made
+
+
+def _rename_weights(folder: Path, old: str, new: str) -> None:
+    """The weights in `folder` named `old...` renamed `new...`."""
+    from safetensors.torch import load_file, save_file
+
+    for path in folder.glob("*.safetensors"):
+        weights = load_file(path)
+        named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
+        save_file(named, path, metadata={"format": "pt"})

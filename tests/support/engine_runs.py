@@ -3,7 +3,7 @@ the runs and the rows compared, said once for the CPU engine's tests (`tests/har
 that nothing differs) and the engine sweep (`scripts/engine_sweep.py`, which records what differs, type by type).
 
 The rows: MMNeedle's synthetic rows of 1 and 10 images and two configs of MMLongBench's fixture (rows of 5 images).
-The `hf` backend runs them first (no limits, float32); the `vllm` backend then runs them, float32, with
+The `hf` backend runs them first (no limits, float32: `run_dtype`); the `vllm` backend then runs them, as hf, with
 `max_model_len` one token short of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them.
 On every row the engine ran: the screen's count is vLLM's `len(prompt_token_ids)` (`count_differences`); where the hf
 processor expands the images as vLLM does, the prompt's token ids are the hf backend's (their sha256 in both
@@ -33,8 +33,8 @@ from tests.support.paths import PROJECT
 TASKS = "mmneedle_m1_n2_k1,mmneedle_m10_n1_k1,mmlongbench_niah_vh_single_8k,mmlongbench_vrag_infoseek_8k"
 MAX_GEN_TOKS = 16
 GEN = ("--gen_kwargs", f"max_gen_toks={MAX_GEN_TOKS}", "--limit", "4")
-# float32 as hf runs; the CPU engine's memory is its KV cache's; 4 requests a call, so a killed run has answers journalled
-ENGINE = "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=256M,chunk_size=4"
+# the CPU engine's memory is its KV cache's; 4 requests a call, so a killed run has answers journalled
+ENGINE = "enforce_eager=true,kv_cache_memory_bytes=256M,chunk_size=4"
 QUIET = ("--log_samples", "--no_progress")
 TIMEOUT = 900  # seconds a `harness` run may take before it is stopped (`finished`)
 
@@ -107,6 +107,15 @@ def screened(*argv: str) -> tuple[int, int]:
     return min(number(c[10].split("-")[0]) for c in sent), max(number(c[6]) for c in sent)
 
 
+def run_dtype(checkpoint: Path) -> str:
+    """The dtype both backends run `checkpoint` in: float32, but bfloat16 where its language model has linear-attention
+    layers (Qwen3.5's gated delta nets), which vLLM's CPU kernel runs in bfloat16 alone ("CPU GDN attention requires
+    BF16.")."""
+    config = json.loads((checkpoint / "config.json").read_text())
+    kinds = {kind for part in (config, config.get("text_config") or {}) for kind in part.get("layer_types") or ()}
+    return "bfloat16" if "linear_attention" in kinds else "float32"
+
+
 @dataclass
 class EngineRuns:
     """A checkpoint's `hf` run and `vllm` run of the same rows: their journals, the engine's context, where they ran."""
@@ -132,8 +141,9 @@ def run_both(
     `--model_args` both backends take (a prompt style), `model_args` those of the hf backend alone; `stage(name)` is
     told where it is."""
     common = ("--tasks", TASKS, "--data_dir", str(data), *GEN)
+    dtype = run_dtype(checkpoint)
     stage("the hf run")
-    finished(*common, "--model", "hf", "--model_args", f"pretrained={checkpoint},dtype=float32{style}{model_args}",
+    finished(*common, "--model", "hf", "--model_args", f"pretrained={checkpoint},dtype={dtype}{style}{model_args}",
              "--output_path", str(work / "hf"))  # fmt: skip
     # the context: the longest prompt + max_gen_toks the engine may run, as the vllm backend's `--screen_only` counts
     # it (vLLM expands images its own way: LLaVA-OneVision's), less one token (that row, and any as long, over_length)
@@ -141,7 +151,7 @@ def run_both(
     context = screened(*common, "--model", "vllm", "--model_args", f"pretrained={checkpoint}{style}")[1] - 1
     stage("the vllm run")
     run_vllm(*common, "--model", "vllm", "--output_path", str(work / "vllm"), "--model_args",
-             f"pretrained={checkpoint},max_model_len={context},{ENGINE}{style}")  # fmt: skip
+             f"pretrained={checkpoint},max_model_len={context},dtype={dtype},{ENGINE}{style}")  # fmt: skip
     return EngineRuns(checkpoint, journals(work / "hf"), journals(work / "vllm"), context, work, data)
 
 
@@ -209,9 +219,12 @@ def answer_differences(runs: EngineRuns) -> list[str]:
         ours, theirs = runs.vllm[key], runs.hf[key]
         if "usage" not in theirs or ours["prompt_ids_sha256"] != theirs["prompt_ids_sha256"]:
             continue  # another prompt (`prompt_differences`)
-        same = ("completion_tokens", "finish_reason", "response", "status")
-        mine = (ours["usage"]["completion_tokens"], ours["finish_reason"], ours["response"], ours["status"])
-        its = (theirs["usage"]["completion_tokens"], theirs["finish_reason"], theirs["response"], theirs["status"])
+        # the whole output too, where thinking was taken out of the answer (`raw_response`)
+        same = ("completion_tokens", "finish_reason", "response", "status", "raw_response")
+        mine, its = (
+            (r["usage"]["completion_tokens"], r["finish_reason"], r["response"], r["status"], r.get("raw_response"))
+            for r in (ours, theirs)
+        )
         if mine != its:
             which = ", ".join(name for name, a, b in zip(same, mine, its, strict=True) if a != b)
             found.append(f"{key}: another {which} than hf's ({ours['status']} {ours['response']!r}, hf "

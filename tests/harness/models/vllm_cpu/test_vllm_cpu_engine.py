@@ -277,7 +277,7 @@ def test_rows_past_the_checkpoint_s_window_are_over_length_unless_the_run_is_tol
     for part in (config, config.get("text_config") or {}):
         part["max_position_embeddings"] = window
     (checkpoint / "config.json").write_text(json.dumps(config))
-    args = f"pretrained={checkpoint},max_model_len={2 * longest},{ENGINE}{style}"
+    args = f"pretrained={checkpoint},max_model_len={2 * longest},dtype=float32,{ENGINE}{style}"
     finished(*common, "--model", "vllm", "--model_args", args, "--output_path", str(tmp_path / "kept"))
     kept = journals(tmp_path / "kept")
     many = {key for key, r in kept.items() if len(r["image_sha256"]) > MAX_IMAGES}  # never sent, on either run
