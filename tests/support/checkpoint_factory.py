@@ -112,6 +112,9 @@ def _templates() -> dict[str, Callable[[], str]]:
 OVERRIDES: dict[str, dict[str, Any]] = {
     # Step 3.7's text model builds a sliding-window mask on every forward, even where no kept layer slides
     "step3p7": {"text_config.sliding_window": 64},
+    # LFM2's default layers are all attention; LiquidAI/LFM2-VL-*'s interleave short-convolution layers with them
+    # (vLLM's LFM2, a hybrid, asserts "no mamba layers in the model" without one): one of each kind
+    "lfm2_vl": {"text_config.layer_types": ["conv", "full_attention"], "text_config.full_attn_idxs": [1]},
     # Llama 4's vision MLP takes the pixel-shuffled patches (width / ratio**2 = 64 / 0.25) at its intermediate size
     "llama4": {"vision_config.intermediate_size": 256},
     # Qwen4-Exp's indexed-attention layers have no indexer by default (a checkpoint sets one): a small one
