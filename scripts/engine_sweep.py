@@ -50,7 +50,15 @@ WRAPPED = ("Engine core initialization failed", "EngineCore encountered")
 
 # Causes traced by hand for outcomes whose own line does not say them (issue 104's triage): the model_type, a text its
 # outcome holds while the cause stands (the note is left out of the table once it does not), and the cause.
-CAUSES: dict[str, tuple[str, str]] = {}
+CAUSES: dict[str, tuple[str, str]] = {
+    "ernie4_5_vl_moe": (
+        "Failed to apply Ernie4_5_VLMoeProcessor",
+        "vLLM's ERNIE 4.5-VL processing is written for baidu's own processor code (trust_remote_code: its "
+        "`<|image@placeholder|>` prompts, an `images` and a `grid_thw` output): transformers' Ernie4_5_VLMoeProcessor, "
+        "which the installed transformers saves, fails on the empty video list vLLM passes it (IndexError in "
+        "`make_batched_videos`) and returns `pixel_values` and `image_grid_thw`",
+    ),
+}
 
 
 # ---- the types and the record ---------------------------------------------------------------------------------------

@@ -65,11 +65,31 @@ FIELDS: dict[str, dict[str, Any]] = {
         "vision_config.merge_kernel_size": "vision_config.merge_size",
     },
     "qwen3_vl_moe": {"text_config.norm_topk_prob": True},
+    # baidu/ERNIE-4.5-VL-*'s config as its own code names it, which vLLM's ERNIE 4.5-VL reads at the top (with the text
+    # model's fields, `TEXT_AT_TOP`): the resampler's input width and its spatial and temporal merges, the image
+    # token, the text and vision experts' counts and layer spans (each a [text, vision] pair), the time axis' rotary
+    # share (`freq_allocation`: the last of transformers' mrope sections), and the tower's width and MLP ratio
+    "ernie4_5_vl_moe": {
+        "pixel_hidden_size": "vision_config.hidden_size",
+        "spatial_conv_size": "vision_config.spatial_merge_size",
+        "temporal_conv_size": "vision_config.temporal_merge_size",
+        "use_temporal_conv": True,
+        "im_patch_id": "image_token_id",
+        "moe_num_experts": ("text_config.moe_num_experts", "text_config.moe_num_experts"),
+        "moe_layer_start_index": (1, 1),  # its first layer dense (`mlp_layer_types`), as published
+        "moe_layer_end_index": ("text_config.num_hidden_layers", "text_config.num_hidden_layers"),
+        "freq_allocation": "text_config.rope_parameters.mrope_section.2",
+        "vision_config.embed_dim": "vision_config.hidden_size",
+        "vision_config.mlp_ratio": 2.0,  # the tiny tower's intermediate_size over its hidden_size (published: 4)
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
     "cohere_compass": {"tie_word_embeddings": "text_config.tie_word_embeddings"},
 }
+# - the types whose published configs hold their text model's fields at the top (baidu/ERNIE-4.5-VL-*'s, written by
+#   its own code, which vLLM's model reads), beside the `text_config` transformers writes;
+TEXT_AT_TOP = {"ernie4_5_vl_moe"}
 # - config values a published config writes as one number where transformers' config class writes a pair: the
 #   InternVL-format vision sizes of baidu/Qianfan-OCR (448, 14), which vLLM's own Qianfan-OCR config reads as written
 #   (`image_size // patch_size`: "unsupported operand type(s) for //: 'list' and 'list'" on [448, 448]);
@@ -91,6 +111,10 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
     "qwen3_5_moe": {"mrope_interleaved": True},
     "qwen4_exp": {"mrope_interleaved": True},
 }
+# - weights its published checkpoints name otherwise than transformers saves a model made from its config (the prefix
+#   changes its conversion mapping leaves out, `save_as_published`), where vLLM's loader reads them by that name:
+#   baidu/ERNIE-4.5-VL-*'s tower at the top (`vision_model.`), beside its language model's `model.`;
+RENAMED: dict[str, tuple[str, str]] = {"ernie4_5_vl_moe": ("model.vision_model.", "vision_model.")}
 # and every published config names its head size (`head_dim`), which vLLM's GLM-4.5V reads and a tiny config whose
 # width is one head leaves out.
 
@@ -129,18 +153,28 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
     if LOOKED_UP.get(model_type):
         processor.tokenizer.add_tokens([AddedToken(t, normalized=False) for t in LOOKED_UP[model_type]])
         text.vocab_size = len(processor.tokenizer)
+    if model_type in TEXT_AT_TOP:
+        for name, value in text.to_dict().items():
+            if name not in config.to_dict():
+                setattr(config, name, value)
     for field, source in FIELDS.get(model_type, {}).items():
         *owner, name = field.split(".")
-        if not isinstance(source, str):
-            value = source
-        else:
-            value = _attribute(processor if source.startswith("image_processor.") else config, source)
-        setattr(_attribute(config, ".".join(owner)), name, value)
+        value = [_value(processor, config, s) for s in source] if isinstance(source, tuple) else None
+        setattr(_attribute(config, ".".join(owner)), name, value or _value(processor, config, source))
+
+
+def _value(processor: Any, config: Any, source: Any) -> Any:
+    """A FIELDS value: a setting's (a path into the config, or into the processor's `image_processor.`), or as given."""
+    if not isinstance(source, str):
+        return source
+    return _attribute(processor if source.startswith("image_processor.") else config, source)
 
 
 def _attribute(holder: Any, path: str) -> Any:
     for name in filter(None, path.split(".")):
-        holder = getattr(holder, name)
+        holder = (
+            holder[int(name)] if name.isdigit() else holder[name] if isinstance(holder, dict) else getattr(holder, name)
+        )
     return holder
 
 
@@ -161,6 +195,8 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
             if isinstance(part.get(name), list) and len(set(part[name])) == 1:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
+    if model_type in RENAMED:
+        _rename_weights(folder, *RENAMED[model_type])
     return folder
 
 
@@ -248,7 +284,6 @@ def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str
     grown to them, as transformers grows them) and whose weights named `renamed[0]...` are named `renamed[1]...`."""
     made = folder.with_name(folder.name + "-published")
     if not (made / "config.json").exists():
-        from safetensors.torch import load_file, save_file
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         processor = AutoProcessor.from_pretrained(folder)
@@ -257,9 +292,15 @@ def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str
         model.resize_token_embeddings(len(processor.tokenizer))
         model.save_pretrained(made)
         processor.save_pretrained(made)
-        old, new = renamed
-        for path in made.glob("*.safetensors"):
-            weights = load_file(path)
-            named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
-            save_file(named, path, metadata={"format": "pt"})
+        _rename_weights(made, *renamed)
     return made
+
+
+def _rename_weights(folder: Path, old: str, new: str) -> None:
+    """The weights in `folder` named `old...` renamed `new...`."""
+    from safetensors.torch import load_file, save_file
+
+    for path in folder.glob("*.safetensors"):
+        weights = load_file(path)
+        named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
+        save_file(named, path, metadata={"format": "pt"})
