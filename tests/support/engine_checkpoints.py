@@ -40,6 +40,10 @@ AS_PUBLISHED: dict[str, tuple[tuple[str, ...], tuple[str, str]]] = {
 LOOKED_UP: dict[str, tuple[str, ...]] = {
     "gemma3": ("\n", "\n\n", "\n\n\n", "\n\n\n\n"),
     "paligemma": ("\n",),  # vLLM's PaliGemma ends the prompt with "\n" (`vocab["\n"]`)
+    # vLLM's Muse Glimmer processes each image as its own processor's prompt "<|image|>", the image sentinel the
+    # published tokenizer holds (id 200090), which transformers' processor never writes ("0 image sentinel(s) in text
+    # but 1 image(s) given")
+    "muse_glimmer": ("<|image|>",),
 }
 # - config fields transformers' config classes do not declare (so a config they make lacks them), which vLLM's model
 #   reads as the published configs hold them: each from the setting that holds its value (`image_processor.` its
