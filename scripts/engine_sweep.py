@@ -64,6 +64,11 @@ CAUSES: dict[str, tuple[str, str]] = {
         "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
         "vLLM's goes on otherwise from there (why is not traced)",
     ),
+    "llava_next_video": (
+        "not available for text-only models",
+        "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "
+        "image), so with videos off it is a text-only model to vLLM",
+    ),
 }
 
 
