@@ -11,6 +11,7 @@ without its video part, the family's default video processor beside it: vLLM loa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,18 @@ FIELDS: dict[str, dict[str, Any]] = {
         "vision_config.embed_dim": "vision_config.hidden_size",
         "vision_config.mlp_ratio": 2.0,  # the tiny tower's intermediate_size over its hidden_size (published: 4)
     },
+    # nvidia's Cosmos 3 Edge projector settings, which vLLM's own Cosmos 3 Edge config reads from a `projector_config`
+    # (its defaults the published sizes: an 11,520-wide merger) and transformers' keeps elsewhere: the tower's width
+    # and merge, the merger's width (`projector_hidden_size`), the language model's width, its norm before the merge
+    "cosmos3_edge": {
+        "projector_config": {
+            "input_hidden_size": "vision_config.hidden_size",
+            "spatial_merge_size": "vision_config.spatial_merge_size",
+            "merger_intermediate_size": "projector_hidden_size",
+            "out_hidden_size": "text_config.hidden_size",
+            "use_postshuffle_norm": False,
+        }
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
@@ -115,10 +128,24 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
     "qwen3_5_moe": {"mrope_interleaved": True},
     "qwen4_exp": {"mrope_interleaved": True},
 }
+# - the folder a type's published checkpoints keep their weights in, where vLLM's model reads them from there alone:
+#   nvidia's Cosmos 3 Edge checkpoints are Diffusers folders (vLLM's `allow_patterns_overrides`,
+#   "[tv]*er/*.safetensors": `transformer/` and `vision_encoder/`; "Cannot find any model weights" in the top folder,
+#   where transformers reads them): the weights as published beside the top folder's, in `transformer/`;
+WEIGHTS_FOLDER: dict[str, str] = {"cosmos3_edge": "transformer"}
 # - weights its published checkpoints name otherwise than transformers saves a model made from its config (the prefix
 #   changes its conversion mapping leaves out, `save_as_published`), where vLLM's loader reads them by that name:
-#   baidu/ERNIE-4.5-VL-*'s tower at the top (`vision_model.`), beside its language model's `model.`;
-RENAMED: dict[str, tuple[str, str]] = {"ernie4_5_vl_moe": ("model.vision_model.", "vision_model.")}
+#   baidu/ERNIE-4.5-VL-*'s tower at the top (`vision_model.`), beside its language model's `model.`; nvidia's Cosmos 3
+#   Edge tower's MLPs as SigLIP 2's (`fc1`, `fc2`), its language model's Diffusers-style (`up_proj`, `down_proj`:
+#   transformers' renaming of those to `fc1`, `fc2`, reversed on saving, reaches the tower's too). Each a pattern and
+#   its replacement (`re.sub`);
+RENAMED: dict[str, tuple[tuple[str, str], ...]] = {
+    "ernie4_5_vl_moe": ((r"^model\.vision_model\.", "vision_model."),),
+    "cosmos3_edge": (
+        (r"^(model\.visual\..*\.mlp\.)up_proj\.", r"\1fc1."),
+        (r"^(model\.visual\..*\.mlp\.)down_proj\.", r"\1fc2."),
+    ),
+}
 # and every published config names its head size (`head_dim`), which vLLM's GLM-4.5V reads and a tiny config whose
 # width is one head leaves out.
 
@@ -168,7 +195,10 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
 
 
 def _value(processor: Any, config: Any, source: Any) -> Any:
-    """A FIELDS value: a setting's (a path into the config, or into the processor's `image_processor.`), or as given."""
+    """A FIELDS value: a setting's (a path into the config, or into the processor's `image_processor.`), or as given;
+    a dict of them."""
+    if isinstance(source, dict):
+        return {key: _value(processor, config, part) for key, part in source.items()}
     if not isinstance(source, str):
         return source
     return _attribute(processor if source.startswith("image_processor.") else config, source)
@@ -200,7 +230,13 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
     if model_type in RENAMED:
-        _rename_weights(folder, *RENAMED[model_type])
+        _rename_weights(folder, RENAMED[model_type])
+    if model_type in WEIGHTS_FOLDER:
+        inner = folder / WEIGHTS_FOLDER[model_type]
+        inner.mkdir(exist_ok=True)
+        for path in folder.glob("*.safetensors"):
+            (inner / path.name).unlink(missing_ok=True)
+            (inner / path.name).hardlink_to(path)
     return folder
 
 
@@ -296,15 +332,16 @@ def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str
         model.resize_token_embeddings(len(processor.tokenizer))
         model.save_pretrained(made)
         processor.save_pretrained(made)
-        _rename_weights(made, *renamed)
+        _rename_weights(made, ((f"^{re.escape(renamed[0])}", renamed[1]),))
     return made
 
 
-def _rename_weights(folder: Path, old: str, new: str) -> None:
-    """The weights in `folder` named `old...` renamed `new...`."""
+def _rename_weights(folder: Path, renames: tuple[tuple[str, str], ...]) -> None:
+    """The weights in `folder` renamed by each (pattern, replacement) in turn."""
     from safetensors.torch import load_file, save_file
 
     for path in folder.glob("*.safetensors"):
         weights = load_file(path)
-        named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
-        save_file(named, path, metadata={"format": "pt"})
+        for pattern, replacement in renames:
+            weights = {re.sub(pattern, replacement, key): value for key, value in weights.items()}
+        save_file(weights, path, metadata={"format": "pt"})
