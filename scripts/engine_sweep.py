@@ -64,6 +64,13 @@ CAUSES: dict[str, tuple[str, str]] = {
         "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
         "vLLM's goes on otherwise from there (why is not traced)",
     ),
+    "step3p7": (
+        "'Step3p7VisionConfig' object has no attribute 'width'",
+        "vLLM's Step 3.7 reads its tower's settings by the names stepfun-ai's own config code gives them (`width`, "
+        "`layers`, `heads`, `ls_init_value`), which transformers' Step3p7VisionConfig, the one vLLM loads, takes from "
+        "a published config.json and renames (`hidden_size`, ...): the tiny config holds them as published, and "
+        "loaded they are gone",
+    ),
     "llava_next_video": (
         "not available for text-only models",
         "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "

@@ -99,6 +99,21 @@ FIELDS: dict[str, dict[str, Any]] = {
             "use_postshuffle_norm": False,
         }
     },
+    # stepfun-ai's Step 3.7 tower settings under the names its own (Perception Encoder) config gives them, which vLLM's
+    # tower reads: the widths, depth and heads, layer scale, and what transformers' tower holds (absolute position
+    # embeddings and 2-D RoPE, a norm before its layers; no class token, no norm after, its output its width)
+    "step3p7": {
+        "vision_config.width": "vision_config.hidden_size",
+        "vision_config.layers": "vision_config.num_hidden_layers",
+        "vision_config.heads": "vision_config.num_attention_heads",
+        "vision_config.ls_init_value": "vision_config.layer_scale_init_value",
+        "vision_config.output_dim": None,
+        "vision_config.use_abs_posemb": True,
+        "vision_config.use_rope2d": True,
+        "vision_config.use_ln_pre": True,
+        "vision_config.use_cls_token": False,
+        "vision_config.use_ln_post": False,
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
