@@ -71,6 +71,12 @@ CAUSES: dict[str, tuple[str, str]] = {
         "a published config.json and renames (`hidden_size`, ...): the tiny config holds them as published, and "
         "loaded they are gone",
     ),
+    "glm5_next": (
+        "--mamba-block-size can only be set with --enable-prefix-caching",
+        "vLLM's own settings conflict on its CPU build: its CPU platform turns prefix caching off for latent attention "
+        "(MLA), which the mamba block size of GLM-5-Next's hybrid (KDA) cache needs on; past that, its DSA layers are "
+        "sparse attention (`index_topk`), which the CPU platform does not take",
+    ),
     "llava_next_video": (
         "not available for text-only models",
         "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "
