@@ -89,6 +89,37 @@ CAUSES: dict[str, tuple[str, str]] = {
         "vLLM's own: its CPU build's Llama 4 vision tower hands its unfolded patches, permuted (not contiguous), to "
         "oneDNN's matmul, which refuses them",
     ),
+    "ernie4_5_vl_moe": (
+        "Failed to apply Ernie4_5_VLMoeProcessor",
+        "vLLM's ERNIE 4.5-VL processing is written for baidu's own processor code (trust_remote_code: its "
+        "`<|image@placeholder|>` prompts, an `images` and a `grid_thw` output): transformers' Ernie4_5_VLMoeProcessor, "
+        "which the installed transformers saves, fails on the empty video list vLLM passes it (IndexError in "
+        "`make_batched_videos`) and returns `pixel_values` and `image_grid_thw`",
+    ),
+    "muse_glimmer": (
+        "1 rows differ: ('mmneedle_m10_n1_k1_pos', 'm10_n1_k1-00000')",
+        "every row's count and prompt ids equal; on one, the random tiny model's greedy answer holds the video "
+        "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
+        "vLLM's goes on otherwise from there (why is not traced)",
+    ),
+    "step3p7": (
+        "'Step3p7VisionConfig' object has no attribute 'width'",
+        "vLLM's Step 3.7 reads its tower's settings by the names stepfun-ai's own config code gives them (`width`, "
+        "`layers`, `heads`, `ls_init_value`), which transformers' Step3p7VisionConfig, the one vLLM loads, takes from "
+        "a published config.json and renames (`hidden_size`, ...): the tiny config holds them as published, and "
+        "loaded they are gone",
+    ),
+    "glm5_next": (
+        "--mamba-block-size can only be set with --enable-prefix-caching",
+        "vLLM's own settings conflict on its CPU build: its CPU platform turns prefix caching off for latent attention "
+        "(MLA), which the mamba block size of GLM-5-Next's hybrid (KDA) cache needs on; past that, its DSA layers are "
+        "sparse attention (`index_topk`), which the CPU platform does not take",
+    ),
+    "llava_next_video": (
+        "not available for text-only models",
+        "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "
+        "image), so with videos off it is a text-only model to vLLM",
+    ),
 }
 
 

@@ -112,6 +112,9 @@ def _templates() -> dict[str, Callable[[], str]]:
 OVERRIDES: dict[str, dict[str, Any]] = {
     # Step 3.7's text model builds a sliding-window mask on every forward, even where no kept layer slides
     "step3p7": {"text_config.sliding_window": 64},
+    # LFM2's default layers are all attention; LiquidAI/LFM2-VL-*'s interleave short-convolution layers with them
+    # (vLLM's LFM2, a hybrid, asserts "no mamba layers in the model" without one): one of each kind
+    "lfm2_vl": {"text_config.layer_types": ["conv", "full_attention"], "text_config.full_attn_idxs": [1]},
     # Llama 4's vision MLP takes the pixel-shuffled patches (width / ratio**2 = 64 / 0.25) at its intermediate size
     "llama4": {"vision_config.intermediate_size": 256},
     # Qwen4-Exp's indexed-attention layers have no indexer by default (a checkpoint sets one): a small one
@@ -211,6 +214,9 @@ PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # ERNIE 4.5-VL's video processor draws each frame's time on it in a font its published checkpoints ship
     # (Roboto-Regular.ttf), which a tiny one has not: frames undrawn (images are not touched)
     "ernie4_5_vl_moe": {"video_processor": {"draw_on_frames": False}},
+    # Step 3.7's image processor's patch_size is its local crops' side (504 px, stepfun-ai's), not the tower's 14-px
+    # patches: a crop fitted to 14 px makes no image token of its own and one feature ("tokens: 845, features: 852")
+    "step3p7": {"image_processor": {"patch_size": 504}},
     # T5Gemma 2's images at its tiny tower's 256 px (`OVERRIDES`; its processor's default 896 px is google/t5gemma-2's)
     "t5gemma2": {"image_processor": {"size": {"height": 256, "width": 256}}},
 }
@@ -453,7 +459,7 @@ def _fitted(part: Any, geometry: dict[str, Any], own: dict[str, Any] | None = No
         if side and isinstance(mine, dict) and set(mine) == {"shortest_edge"} and held.get("crop_size"):
             changes[name] = {"shortest_edge": side}
     for name, value in geometry.items():
-        if name == "image_size":
+        if name == "image_size" or name in (own or {}):  # a setting of the same name meaning another thing
             continue
         if name in held and held[name] is not None and held[name] != value:
             mine = held[name]

@@ -11,6 +11,7 @@ without its video part, the family's default video processor beside it: vLLM loa
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,10 @@ AS_PUBLISHED: dict[str, tuple[tuple[str, ...], tuple[str, str]]] = {
 LOOKED_UP: dict[str, tuple[str, ...]] = {
     "gemma3": ("\n", "\n\n", "\n\n\n", "\n\n\n\n"),
     "paligemma": ("\n",),  # vLLM's PaliGemma ends the prompt with "\n" (`vocab["\n"]`)
+    # vLLM's Muse Glimmer processes each image as its own processor's prompt "<|image|>", the image sentinel the
+    # published tokenizer holds (id 200090), which transformers' processor never writes ("0 image sentinel(s) in text
+    # but 1 image(s) given")
+    "muse_glimmer": ("<|image|>",),
 }
 # - config fields transformers' config classes do not declare (so a config they make lacks them), which vLLM's model
 #   reads as the published configs hold them (a field `image_processor.` a processor setting): each from the setting
@@ -78,6 +83,50 @@ FIELDS: dict[str, dict[str, Any]] = {
         "image_processor.image_mean": IMAGENET_DEFAULT_MEAN,
         "image_processor.image_std": IMAGENET_DEFAULT_STD,
     },
+    # baidu/ERNIE-4.5-VL-*'s config as its own code names it, which vLLM's ERNIE 4.5-VL reads at the top (with the text
+    # model's fields, `TEXT_AT_TOP`): the resampler's input width and its spatial and temporal merges, the image
+    # token, the text and vision experts' counts and layer spans (each a [text, vision] pair), the time axis' rotary
+    # share (`freq_allocation`: the last of transformers' mrope sections), and the tower's width and MLP ratio
+    "ernie4_5_vl_moe": {
+        "pixel_hidden_size": "vision_config.hidden_size",
+        "spatial_conv_size": "vision_config.spatial_merge_size",
+        "temporal_conv_size": "vision_config.temporal_merge_size",
+        "use_temporal_conv": True,
+        "im_patch_id": "image_token_id",
+        "moe_num_experts": ("text_config.moe_num_experts", "text_config.moe_num_experts"),
+        "moe_layer_start_index": (1, 1),  # its first layer dense (`mlp_layer_types`), as published
+        "moe_layer_end_index": ("text_config.num_hidden_layers", "text_config.num_hidden_layers"),
+        "freq_allocation": "text_config.rope_parameters.mrope_section.2",
+        "vision_config.embed_dim": "vision_config.hidden_size",
+        "vision_config.mlp_ratio": 2.0,  # the tiny tower's intermediate_size over its hidden_size (published: 4)
+    },
+    # nvidia's Cosmos 3 Edge projector settings, which vLLM's own Cosmos 3 Edge config reads from a `projector_config`
+    # (its defaults the published sizes: an 11,520-wide merger) and transformers' keeps elsewhere: the tower's width
+    # and merge, the merger's width (`projector_hidden_size`), the language model's width, its norm before the merge
+    "cosmos3_edge": {
+        "projector_config": {
+            "input_hidden_size": "vision_config.hidden_size",
+            "spatial_merge_size": "vision_config.spatial_merge_size",
+            "merger_intermediate_size": "projector_hidden_size",
+            "out_hidden_size": "text_config.hidden_size",
+            "use_postshuffle_norm": False,
+        }
+    },
+    # stepfun-ai's Step 3.7 tower settings under the names its own (Perception Encoder) config gives them, which vLLM's
+    # tower reads: the widths, depth and heads, layer scale, and what transformers' tower holds (absolute position
+    # embeddings and 2-D RoPE, a norm before its layers; no class token, no norm after, its output its width)
+    "step3p7": {
+        "vision_config.width": "vision_config.hidden_size",
+        "vision_config.layers": "vision_config.num_hidden_layers",
+        "vision_config.heads": "vision_config.num_attention_heads",
+        "vision_config.ls_init_value": "vision_config.layer_scale_init_value",
+        "vision_config.output_dim": None,
+        "vision_config.use_abs_posemb": True,
+        "vision_config.use_rope2d": True,
+        "vision_config.use_ln_pre": True,
+        "vision_config.use_cls_token": False,
+        "vision_config.use_ln_post": False,
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
@@ -90,18 +139,14 @@ FIELDS: dict[str, dict[str, Any]] = {
         "text_config.intermediate_size": lambda c: c.vision_config.out_hidden_size * c.vision_config.in_channels
     },
 }
+# - the types whose published configs hold their text model's fields at the top (baidu/ERNIE-4.5-VL-*'s, written by
+#   its own code, which vLLM's model reads), beside the `text_config` transformers writes;
+TEXT_AT_TOP = {"ernie4_5_vl_moe"}
 # - config values a published config writes as one number where transformers' config class writes a pair: the
 #   InternVL-format vision sizes of baidu/Qianfan-OCR (448, 14), which vLLM's own Qianfan-OCR config reads as written
 #   (`image_size // patch_size`: "unsupported operand type(s) for //: 'list' and 'list'" on [448, 448]);
 ONE_NUMBER: dict[str, tuple[str, ...]] = {
     "qianfan_ocr": ("vision_config.image_size", "vision_config.patch_size"),
-}
-# - weight names transformers' conversion mapping, reversed, cannot give back: Qianfan-OCR's maps the InternViT's
-#   `encoder.layers.` to `layers.` wherever it stands, so reversed it names the language model's layers
-#   `language_model.model.encoder.layers.` too, where baidu/Qianfan-OCR has `language_model.model.layers.` ("no module
-#   or parameter named 'encoder' in Qwen3Model"; transformers loads either);
-RENAMED: dict[str, tuple[str, str]] = {
-    "qianfan_ocr": ("language_model.model.encoder.layers.", "language_model.model.layers."),
 }
 # - rope settings the published configs set and the type's default leaves to the model, which transformers and vLLM
 #   default otherwise: the GLM-4 family's rotary half of each head (vLLM's GLM-4 takes 0.5 where none is set,
@@ -125,6 +170,28 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
 #   at a placeholder;
 NEVER_WRITTEN: dict[str, tuple[str, ...]] = {
     "gemma4": ("image_token_id", "video_token_id", "audio_token_id"),
+}
+# - the folder a type's published checkpoints keep their weights in, where vLLM's model reads them from there alone:
+#   nvidia's Cosmos 3 Edge checkpoints are Diffusers folders (vLLM's `allow_patterns_overrides`,
+#   "[tv]*er/*.safetensors": `transformer/` and `vision_encoder/`; "Cannot find any model weights" in the top folder,
+#   where transformers reads them): the weights as published beside the top folder's, in `transformer/`;
+WEIGHTS_FOLDER: dict[str, str] = {"cosmos3_edge": "transformer"}
+# - weights its published checkpoints name otherwise than transformers saves a model made from its config (the prefix
+#   changes its conversion mapping leaves out, `save_as_published`), where vLLM's loader reads them by that name:
+#   baidu/ERNIE-4.5-VL-*'s tower at the top (`vision_model.`), beside its language model's `model.`; nvidia's Cosmos 3
+#   Edge tower's MLPs as SigLIP 2's (`fc1`, `fc2`), its language model's Diffusers-style (`up_proj`, `down_proj`:
+#   transformers' renaming of those to `fc1`, `fc2`, reversed on saving, reaches the tower's too); and names the
+#   mapping, reversed, cannot give back: Qianfan-OCR's maps the InternViT's `encoder.layers.` to `layers.` wherever it
+#   stands, so reversed it names the language model's layers `language_model.model.encoder.layers.` too, where
+#   baidu/Qianfan-OCR has `language_model.model.layers.` ("no module or parameter named 'encoder' in Qwen3Model";
+#   transformers loads either). Each a pattern and its replacement (`re.sub`);
+RENAMED: dict[str, tuple[tuple[str, str], ...]] = {
+    "qianfan_ocr": ((r"^language_model\.model\.encoder\.layers\.", "language_model.model.layers."),),
+    "ernie4_5_vl_moe": ((r"^model\.vision_model\.", "vision_model."),),
+    "cosmos3_edge": (
+        (r"^(model\.visual\..*\.mlp\.)up_proj\.", r"\1fc1."),
+        (r"^(model\.visual\..*\.mlp\.)down_proj\.", r"\1fc2."),
+    ),
 }
 # and every published config names its head size (`head_dim`), which vLLM's GLM-4.5V reads and a tiny config whose
 # width is one head leaves out.
@@ -164,20 +231,36 @@ def _for_the_engine(model_type: str, processor: Any, config: Any) -> None:
     if LOOKED_UP.get(model_type):
         processor.tokenizer.add_tokens([AddedToken(t, normalized=False) for t in LOOKED_UP[model_type]])
         text.vocab_size = len(processor.tokenizer)
+    if model_type in TEXT_AT_TOP:
+        for name, value in text.to_dict().items():
+            if name not in config.to_dict():
+                setattr(config, name, value)
     for field, source in FIELDS.get(model_type, {}).items():
         *owner, name = field.split(".")
         if callable(source):  # a value the config's other sizes make
             value = source(config)
-        elif not isinstance(source, str):
-            value = source
+        elif isinstance(source, tuple):
+            value = [_value(processor, config, s) for s in source]
         else:
-            value = _attribute(processor if source.startswith("image_processor.") else config, source)
+            value = _value(processor, config, source)
         setattr(_attribute(processor if field.startswith("image_processor.") else config, ".".join(owner)), name, value)
+
+
+def _value(processor: Any, config: Any, source: Any) -> Any:
+    """A FIELDS value: a setting's (a path into the config, or into the processor's `image_processor.`), or as given;
+    a dict of them."""
+    if isinstance(source, dict):
+        return {key: _value(processor, config, part) for key, part in source.items()}
+    if not isinstance(source, str):
+        return source
+    return _attribute(processor if source.startswith("image_processor.") else config, source)
 
 
 def _attribute(holder: Any, path: str) -> Any:
     for name in filter(None, path.split(".")):
-        holder = getattr(holder, name)
+        holder = (
+            holder[int(name)] if name.isdigit() else holder[name] if isinstance(holder, dict) else getattr(holder, name)
+        )
     return holder
 
 
@@ -199,10 +282,16 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
     if model_type in RENAMED:
-        _rename_weights(folder, *RENAMED[model_type])
+        _rename_weights(folder, RENAMED[model_type])
     if model_type in NEVER_WRITTEN:
         config = json.loads((folder / "config.json").read_text())
         _zero_output_rows(folder, [config[name] for name in NEVER_WRITTEN[model_type] if config.get(name) is not None])
+    if model_type in WEIGHTS_FOLDER:
+        inner = folder / WEIGHTS_FOLDER[model_type]
+        inner.mkdir(exist_ok=True)
+        for path in folder.glob("*.safetensors"):
+            (inner / path.name).unlink(missing_ok=True)
+            (inner / path.name).hardlink_to(path)
     return folder
 
 
@@ -309,15 +398,16 @@ def _as_published(folder: Path, tokens: tuple[str, ...], renamed: tuple[str, str
         model.resize_token_embeddings(len(processor.tokenizer))
         model.save_pretrained(made)
         processor.save_pretrained(made)
-        _rename_weights(made, *renamed)
+        _rename_weights(made, ((f"^{re.escape(renamed[0])}", renamed[1]),))
     return made
 
 
-def _rename_weights(folder: Path, old: str, new: str) -> None:
-    """The weights in `folder` named `old...` renamed `new...`."""
+def _rename_weights(folder: Path, renames: tuple[tuple[str, str], ...]) -> None:
+    """The weights in `folder` renamed by each (pattern, replacement) in turn."""
     from safetensors.torch import load_file, save_file
 
     for path in folder.glob("*.safetensors"):
         weights = load_file(path)
-        named = {new + key[len(old) :] if key.startswith(old) else key: value for key, value in weights.items()}
-        save_file(named, path, metadata={"format": "pt"})
+        for pattern, replacement in renames:
+            weights = {re.sub(pattern, replacement, key): value for key, value in weights.items()}
+        save_file(weights, path, metadata={"format": "pt"})

@@ -40,8 +40,12 @@ def language_config(config: Mapping[str, object]) -> Mapping[str, object]:
 
 def attention_shape(config: Mapping[str, object]) -> tuple[int, int, int] | None:
     """(layers, key-value heads, head size) of the language model's attention, or None where the config does not
-    say them in the common names."""
+    say them in the common names, or where its attention is latent (MLA: `kv_lora_rank`), which vLLM runs on backends
+    of their own, caching one latent a token: DeepSeek's, GLM-5's, whose `head_dim` is the rotary part of a head (0
+    where none rotates)."""
     text = language_config(config)
+    if isinstance(text.get("kv_lora_rank"), int):
+        return None
     layers, heads, hidden = (text.get(k) for k in ("num_hidden_layers", "num_attention_heads", "hidden_size"))
     if not (isinstance(layers, int) and isinstance(heads, int) and heads > 0):
         return None
