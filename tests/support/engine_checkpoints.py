@@ -65,6 +65,9 @@ FIELDS: dict[str, dict[str, Any]] = {
         "vision_config.merge_kernel_size": "vision_config.merge_size",
     },
     "qwen3_vl_moe": {"text_config.norm_topk_prob": True},
+    # Granite 4 Vision's Q-Formers as its config class derives them from the tower's width where none is given (the
+    # published ones: 3072 wide, a head per 64 dims), which vLLM builds whatever `qformer_config` says
+    "granite4_vision": {"qformer_config.intermediate_size": 3072, "qformer_config.num_attention_heads": 1},
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
