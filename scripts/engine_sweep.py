@@ -50,7 +50,14 @@ WRAPPED = ("Engine core initialization failed", "EngineCore encountered")
 
 # Causes traced by hand for outcomes whose own line does not say them (issue 104's triage): the model_type, a text its
 # outcome holds while the cause stands (the note is left out of the table once it does not), and the cause.
-CAUSES: dict[str, tuple[str, str]] = {}
+CAUSES: dict[str, tuple[str, str]] = {
+    "gemma3n": (
+        "requires the timm library",
+        "its vision tower is timm's MobileNetV5 (`mobilenetv5_300m_enc`, built by that name at its 300M parameters, "
+        "whatever the config's widths: no tiny checkpoint of it is tiny), and timm is not installed in either "
+        "environment",
+    ),
+}
 
 
 # ---- the types and the record ---------------------------------------------------------------------------------------

@@ -499,7 +499,15 @@ def _audio_type(model_type: str) -> str | None:
     from transformers import AutoConfig
 
     specs = getattr(type(AutoConfig.for_model(model_type)), "sub_configs_defaults", None) or {}
-    return next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
+    declared = next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
+    if declared:
+        return declared
+    keys = [k for k in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}) if "audio" in k]
+    try:  # else the one the config makes of an empty setting (transformers releases without the declaration)
+        made = [getattr(AutoConfig.for_model(model_type, **{key: {}}), key, None) for key in keys]
+    except Exception:
+        return None
+    return next((m.model_type for m in made if m is not None), None)
 
 
 def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
