@@ -35,6 +35,7 @@ _WIDTHS = {
     "vision_embed_dim", "text_embed_dim", "projector_dim", "output_dim", "proj_dim", "projection_hidden_size",
     "projector_input_dim", "projector_output_dim", "vision_output_dim", "mm_embed_dim", "output_proj_dims",
     "output_channels", "downsample_channels", "hidden_sizes", "image_token_embed_dim", "downsample_hidden_size",
+    "word_embed_proj_dim",
 }  # fmt: skip
 _FFNS = {
     "intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "mlp_dim", "n_inner", "d_ff",
@@ -612,8 +613,28 @@ def _marker(processor: Any) -> str:
                 raise CannotBuild(
                     f"its processor takes no prompt: transformers' {name} writes the same ids whatever the text"
                 )
-            return marker
+            return "" if _places_images_itself(processor, text, ids.shape[-1]) else marker
     raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
+
+
+def _places_images_itself(processor: Any, text: str, written: int) -> bool:
+    """Whether the processor writes an image's tokens before the text, whether it has a mark or none, and the mark
+    left as text is one more image token (BLIP-2's query tokens, of its `<image>`): the text without the mark starts
+    with image tokens and gets as many ids fewer as the mark's own."""
+    mark = text.split(" ")[1]
+    bare = text.replace(f" {mark}", "")
+    token = _token_id(processor, "image_token", processor.tokenizer)
+    if (
+        mark == processor.tokenizer.bos_token
+        or token not in processor.tokenizer(mark, add_special_tokens=False)["input_ids"]
+    ):
+        return False  # Kosmos-2.5's "mark" is its start of text
+    try:
+        ids = processor(text=[bare], images=[_image()], return_tensors="pt")["input_ids"]
+    except Exception:
+        return False
+    own = len(processor.tokenizer(text)["input_ids"]) - len(processor.tokenizer(bare)["input_ids"])
+    return int(ids[0, 0]) == token and written - ids.shape[-1] == own
 
 
 def _bracketed(marker: str, processor: Any, defaults: dict[str, Any], model_type: str = "") -> str:
@@ -829,6 +850,7 @@ def _token_id(processor: Any, base: str, tokenizer: Any) -> int | None:
             if isinstance(value, int):
                 return value
             value = getattr(holder, name, None)
+            value = getattr(value, "content", value)  # an AddedToken the processor adds itself (BLIP-2's `<image>`)
             if isinstance(value, str) and value in tokenizer.get_vocab():
                 return tokenizer.convert_tokens_to_ids(value)
     return None

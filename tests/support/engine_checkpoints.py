@@ -76,8 +76,12 @@ FIELDS: dict[str, dict[str, Any]] = {
         }
     },
     # Qwen4-Exp's deepstack layers, which vLLM's model reads as Qwen3-VL's configs hold them: none (transformers'
-    # Qwen4-Exp merges no deepstack features, and declares no such field)
-    "qwen4_exp": {"vision_config.deepstack_visual_indexes": []},
+    # Qwen4-Exp merges no deepstack features, and declares no such field); its linear attention's output gate, which
+    # transformers takes from `hidden_act` where unset and vLLM reads as set ("unsupported output_gate_type=None")
+    "qwen4_exp": {
+        "vision_config.deepstack_visual_indexes": [],
+        "text_config.output_gate_type": "text_config.hidden_act",
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
