@@ -120,6 +120,24 @@ CAUSES: dict[str, tuple[str, str]] = {
         "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "
         "image), so with videos off it is a text-only model to vLLM",
     ),
+    "blip-2": (
+        "rows differ: ('mmlongbench_vrag_infoseek_8k', 'infoseek_0#0'): counted",
+        "only the screen's counts differ, prompt ids, answers and statuses equal: the screen's count of a BLIP-2 "
+        "prompt is an estimate (its processor writes the Q-Former's 32 query tokens for each image ahead of the "
+        "text), not vLLM's",
+    ),
+    "minimax_m3_vl": (
+        "block_sparse_moe",
+        "its tiny checkpoint saved under its published names (transformers' conversion mapping reversed) names its "
+        "vision tower's MLP as its text MoE's (`block_sparse_moe`), which vLLM's tower has not; past that, vLLM's "
+        "MiniMax-M3 norms import FlashInfer, which the CPU build has not",
+    ),
+    "gemma3n": (
+        "requires the timm library",
+        "its vision tower is timm's MobileNetV5 (`mobilenetv5_300m_enc`, built by that name at its 300M parameters, "
+        "whatever the config's widths: no tiny checkpoint of it is tiny), and timm is not installed in either "
+        "environment",
+    ),
 }
 
 

@@ -35,6 +35,7 @@ _WIDTHS = {
     "vision_embed_dim", "text_embed_dim", "projector_dim", "output_dim", "proj_dim", "projection_hidden_size",
     "projector_input_dim", "projector_output_dim", "vision_output_dim", "mm_embed_dim", "output_proj_dims",
     "output_channels", "downsample_channels", "hidden_sizes", "image_token_embed_dim", "downsample_hidden_size",
+    "word_embed_proj_dim",
 }  # fmt: skip
 _FFNS = {
     "intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "mlp_dim", "n_inner", "d_ff",
@@ -89,6 +90,7 @@ def _templates() -> dict[str, Callable[[], str]]:
                 "qwen3_5": lambda: current.QWEN3_5,
                 "qwen3_5_moe": lambda: current.QWEN3_6,
                 "gemma3": lambda: t.GEMMA3,
+                "shieldgemma2": lambda: t.GEMMA3,  # google/shieldgemma-2-4b-it ships Gemma 3's
                 "gemma3n": lambda: t.GEMMA3N,
                 "gemma4": lambda: current.GEMMA4,
                 "idefics2": lambda: t.IDEFICS2,
@@ -169,6 +171,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "vision_config.patch_size": 16,
         # tiles of that 384-px side (its default pinpoints are 336-px multiples), the image processor's the same
         "image_grid_pinpoints": [[384, 768], [768, 384], [768, 768]],
+        # a SigLIP tower as the published ones (vLLM's Granite 4 Vision builds no other; transformers' default is
+        # CLIP's in some releases), every patch of it taken: it has no CLS patch to drop (the default strategy drops one)
+        "vision_config.model_type": "siglip_vision_model",
+        "vision_feature_select_strategy": "full",
     },
     # T5Gemma 2's encoder pools its SigLIP patches to mm_tokens_per_image (256: 16 a side), which its default 224-px
     # tower (14 a side) cannot be pooled to: 256 px in 16-px patches, pooled 1:1 (google/t5gemma-2's 896 px in 14-px
@@ -198,13 +204,13 @@ PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # its default 224 px: 7 x 7 and the pooled one
     "florence2": {"image_processor": {"image_seq_length": 50}},
     # Granite 4 Vision's processor counts its tokens as the model makes them: the Q-Former's rate (the config's 1/2),
-    # the CLS patch dropped ("default", as the config's strategy) and so counted once; tiles of the tower's 384 px at
-    # the config's pinpoints (`OVERRIDES`)
+    # every SigLIP patch ("full", as the config's strategy: `OVERRIDES`), no CLS patch; tiles of the tower's 384 px at
+    # the config's pinpoints
     "granite4_vision": {
         "processor": {
             "downsample_rate": "1/2",
-            "vision_feature_select_strategy": "default",
-            "num_additional_image_tokens": 1,
+            "vision_feature_select_strategy": "full",
+            "num_additional_image_tokens": 0,
         },
         "image_processor": {
             "size": {"shortest_edge": 384},
@@ -255,6 +261,12 @@ PUBLISHED_TOKENS: dict[str, dict[str, str | None]] = {
     "minicpmv4_6": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
     "minicpmv4_7": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},  # 4.6's processing
     "qianfan_ocr": {"context_image_token": "<IMG_CONTEXT>", "start_image_token": "<img>", "end_image_token": "</img>"},
+    # google/shieldgemma-2-4b-it's (Gemma 3's), which its chat template writes (`_templates`)
+    "shieldgemma2": {
+        "boi_token": "<start_of_image>",
+        "eoi_token": "<end_of_image>",
+        "image_token": "<image_soft_token>",
+    },
     # Salesforce/blip2-*'s tokenizers hold none: Blip2Processor adds its own `<image>` (an AddedToken it reads back)
     "blip-2": {"image_token": None},
 }
@@ -494,7 +506,15 @@ def _audio_type(model_type: str) -> str | None:
     from transformers import AutoConfig
 
     specs = getattr(type(AutoConfig.for_model(model_type)), "sub_configs_defaults", None) or {}
-    return next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
+    declared = next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
+    if declared:
+        return declared
+    keys = [k for k in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}) if "audio" in k]
+    try:  # else the one the config makes of an empty setting (transformers releases without the declaration)
+        made = [getattr(AutoConfig.for_model(model_type, **{key: {}}), key, None) for key in keys]
+    except Exception:
+        return None
+    return next((m.model_type for m in made if m is not None), None)
 
 
 def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
@@ -593,8 +613,34 @@ def _marker(processor: Any) -> str:
             errors.append(f"{marker}: {_reason(err)}")
             continue
         if ids.shape[-1] > len(processor.tokenizer(text)["input_ids"]) + 1:
-            return marker
+            other = processor(text=[f"a {marker} b c d"], images=[_image()], return_tensors="pt")["input_ids"]
+            if other.shape == ids.shape and bool((other == ids).all()):
+                name = type(processor).__name__
+                raise CannotBuild(
+                    f"its processor takes no prompt: transformers' {name} writes the same ids whatever the text"
+                )
+            return "" if _places_images_itself(processor, text, ids.shape[-1]) else marker
     raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
+
+
+def _places_images_itself(processor: Any, text: str, written: int) -> bool:
+    """Whether the processor writes an image's tokens before the text, whether it has a mark or none, and the mark
+    left as text is one more image token (BLIP-2's query tokens, of its `<image>`): the text without the mark starts
+    with image tokens and gets as many ids fewer as the mark's own."""
+    mark = text.split(" ")[1]
+    bare = text.replace(f" {mark}", "")
+    token = _token_id(processor, "image_token", processor.tokenizer)
+    if (
+        mark == processor.tokenizer.bos_token
+        or token not in processor.tokenizer(mark, add_special_tokens=False)["input_ids"]
+    ):
+        return False  # Kosmos-2.5's "mark" is its start of text
+    try:
+        ids = processor(text=[bare], images=[_image()], return_tensors="pt")["input_ids"]
+    except Exception:
+        return False
+    own = len(processor.tokenizer(text)["input_ids"]) - len(processor.tokenizer(bare)["input_ids"])
+    return int(ids[0, 0]) == token and written - ids.shape[-1] == own
 
 
 def _bracketed(marker: str, processor: Any, defaults: dict[str, Any], model_type: str = "") -> str:
@@ -810,6 +856,7 @@ def _token_id(processor: Any, base: str, tokenizer: Any) -> int | None:
             if isinstance(value, int):
                 return value
             value = getattr(holder, name, None)
+            value = getattr(value, "content", value)  # an AddedToken the processor adds itself (BLIP-2's `<image>`)
             if isinstance(value, str) and value in tokenizer.get_vocab():
                 return tokenizer.convert_tokens_to_ids(value)
     return None
@@ -844,7 +891,26 @@ def _config(model_type: str, processor: Any, defaults: dict[str, Any]) -> Any:
     for key, value in OVERRIDES.get(model_type, {}).items():
         _set(d, tuple(key.split(".")), value)
     d.pop("model_type", None)
+    _rederived(model_type, d)
     return AutoConfig.for_model(model_type, **d)
+
+
+def _rederived(model_type: str, d: dict[str, Any]) -> None:
+    """A top-level setting the config class derives from others rather than declares (MiniMax M3-VL's
+    `merged_hidden_size`, the text width x merge_size**2, which its default holds at full size and a value given
+    overrides) derived again from the shrunk ones."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    klass = CONFIG_MAPPING[model_type]
+    declared = {name for base in klass.__mro__ for name in getattr(base, "__annotations__", {})}
+    derived = [
+        k
+        for k, v in d.items()
+        if k not in declared and type(v) is int and not _is_token_setting(k) and not k.endswith("token_id")
+    ]
+    if derived:
+        again = klass(**{k: v for k, v in d.items() if k not in derived})
+        d.update({k: getattr(again, k) for k in derived if isinstance(getattr(again, k, None), int)})
 
 
 def _merged_widths(defaults: dict[str, Any], d: dict[str, Any]) -> None:
@@ -937,14 +1003,23 @@ def _generic(model_type: str) -> tuple[Any, Any]:
     except Exception as err:
         raise CannotBuild(f"its default config does not build: {_reason(err)}") from err
     for key, sub in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}).items():
-        if defaults.get(key) is None and "vision" in key and hasattr(sub, "to_dict") and sub.__name__ != "AutoConfig":
-            defaults[key] = sub().to_dict()  # a default without a vision tower (Gemma 4's) gets its default one
+        if defaults.get(key) is not None or "vision" not in key:
+            continue
+        # a default without a vision tower (Gemma 4's) gets its default one: its class's, or (a tower of any class:
+        # DiffusionGemma's) the one the config makes of an empty setting (Gemma 4's tower)
+        made = sub() if sub.__name__ != "AutoConfig" else getattr(AutoConfig.for_model(model_type, **{key: {}}), key)
+        defaults[key] = made.to_dict() if hasattr(made, "to_dict") else None
+    for key, own in _own_sub_configs(model_type).items():
+        if isinstance(defaults.get(key), dict) and defaults[key].get("model_type") != own.model_type:
+            defaults[key] = own().to_dict()  # a default of another class than its model reads (Granite 4 Vision's)
     published = copy.deepcopy(defaults)  # the processor is fitted to the tower as a published checkpoint sets it
     for key, value in OVERRIDES.get(model_type, {}).items():
         _set(published, tuple(key.split(".")), value)
     processor = _processor(model_type, published)
     for key in ADDED_TOKENS.get(model_type, {}):
         defaults.setdefault(key, None)  # set to the token's id with the others (`_config`)
+    if model_type in _templates():
+        processor.chat_template = _templates()[model_type]()  # a processor that renders its own prompts reads it
     marker = _bracketed(_marker(processor), processor, defaults, model_type)
     processor.chat_template = _templates()[model_type]() if model_type in _templates() else _generic_template(marker)
     processor.tokenizer.chat_template = processor.chat_template  # a processor that saves none of its own (IDEFICS')
@@ -952,6 +1027,26 @@ def _generic(model_type: str) -> tuple[Any, Any]:
         return processor, _config(model_type, processor, defaults)
     except Exception as err:
         raise CannotBuild(f"its shrunk config does not build: {_reason(err)}") from err
+
+
+def _own_sub_configs(model_type: str) -> dict[str, Any]:
+    """The sub-config classes the type's own configuration module defines, by the key they stand under
+    (`base_config_key`): Granite 4 Vision's text model reads its Granite4VisionTextConfig's fields
+    (`attention_multiplier`), while its composite config's default text config is Llama's."""
+    import importlib
+
+    from transformers import PreTrainedConfig
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    folder = model_type_to_module_name(model_type)
+    found: dict[str, Any] = {}
+    for path in sorted(_module_dir(model_type).glob("configuration_*.py")):
+        module = importlib.import_module(f"transformers.models.{folder}.{path.stem}")
+        for klass in vars(module).values():
+            if inspect.isclass(klass) and issubclass(klass, PreTrainedConfig) and klass.__module__ == module.__name__:
+                if getattr(klass, "base_config_key", ""):
+                    found.setdefault(klass.base_config_key, klass)
+    return found
 
 
 def _hand_made(model_type: str) -> tuple[Any, Any]:

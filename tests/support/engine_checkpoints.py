@@ -127,6 +127,23 @@ FIELDS: dict[str, dict[str, Any]] = {
         "vision_config.use_cls_token": False,
         "vision_config.use_ln_post": False,
     },
+    # Granite 4 Vision's Q-Formers as its config class derives them from the tower's width where none is given (the
+    # published ones: 3072 wide, a head per 64 dims), which vLLM builds whatever `qformer_config` says
+    "granite4_vision": {"qformer_config.intermediate_size": 3072, "qformer_config.num_attention_heads": 1},
+    # MiniMax-M3's tower settings vLLM reads from `img_token_compression_config` (transformers': the tower's own)
+    "minimax_m3_vl": {
+        "vision_config.img_token_compression_config": {
+            "spatial_merge_size": "vision_config.spatial_merge_size",
+            "temporal_patch_size": "vision_config.temporal_patch_size",
+        }
+    },
+    # Qwen4-Exp's deepstack layers, which vLLM's model reads as Qwen3-VL's configs hold them: none (transformers'
+    # Qwen4-Exp merges no deepstack features, and declares no such field); its linear attention's output gate, which
+    # transformers takes from `hidden_act` where unset and vLLM reads as set ("unsupported output_gate_type=None")
+    "qwen4_exp": {
+        "vision_config.deepstack_visual_indexes": [],
+        "text_config.output_gate_type": "text_config.hidden_act",
+    },
     # zai-org/GLM-4.5V's `use_qk_norm` (false: transformers' GLM-4.5V has no query-key norm, and declares no field)
     "glm4v_moe": {"text_config.use_qk_norm": False},
     # its language model's embeddings tied as CohereLabs' checkpoints tie them, said at the top, where vLLM reads it
@@ -147,6 +164,12 @@ TEXT_AT_TOP = {"ernie4_5_vl_moe"}
 #   (`image_size // patch_size`: "unsupported operand type(s) for //: 'list' and 'list'" on [448, 448]);
 ONE_NUMBER: dict[str, tuple[str, ...]] = {
     "qianfan_ocr": ("vision_config.image_size", "vision_config.patch_size"),
+}
+# - config values a published config writes that transformers' config class rewrites on loading, so that a config it
+#   saves holds its own: MiniMaxAI/MiniMax-M3's `hidden_act` "swigluoai" (transformers' says "silu", computing the
+#   clamped gate inline), the one activation vLLM's MiniMax-M3 takes ("Unsupported activation: silu");
+AS_WRITTEN: dict[str, dict[str, Any]] = {
+    "minimax_m3_vl": {"text_config.hidden_act": "swigluoai"},
 }
 # - rope settings the published configs set and the type's default leaves to the model, which transformers and vLLM
 #   default otherwise: the GLM-4 family's rotary half of each head (vLLM's GLM-4 takes 0.5 where none is set,
@@ -271,14 +294,16 @@ def type_checkpoint(model_type: str, folder: Path) -> Path:
     from tests.support.checkpoint_factory import build
 
     build(model_type, folder, reshape=lambda p, c: _for_the_engine(model_type, p, c), published_names=True)
-    if model_type in ONE_NUMBER:
+    if model_type in ONE_NUMBER or model_type in AS_WRITTEN:
         config = json.loads((folder / "config.json").read_text())
-        for path in ONE_NUMBER[model_type]:
+        for path in (*ONE_NUMBER.get(model_type, ()), *AS_WRITTEN.get(model_type, {})):
             *owner, name = path.split(".")
             part = config
             for key in owner:
                 part = part[key]
-            if isinstance(part.get(name), list) and len(set(part[name])) == 1:
+            if path in AS_WRITTEN.get(model_type, {}):
+                part[name] = AS_WRITTEN[model_type][path]
+            elif isinstance(part.get(name), list) and len(set(part[name])) == 1:
                 part[name] = part[name][0]
         (folder / "config.json").write_text(json.dumps(config, indent=2))
     if model_type in RENAMED:
