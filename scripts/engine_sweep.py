@@ -120,12 +120,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "
         "image), so with videos off it is a text-only model to vLLM",
     ),
-    "blip-2": (
-        "rows differ: ('mmlongbench_vrag_infoseek_8k', 'infoseek_0#0'): counted",
-        "only the screen's counts differ, prompt ids, answers and statuses equal: the screen's count of a BLIP-2 "
-        "prompt is an estimate (its processor writes the Q-Former's 32 query tokens for each image ahead of the "
-        "text), not vLLM's",
-    ),
     "minimax_m3_vl": (
         "block_sparse_moe",
         "its tiny checkpoint saved under its published names (transformers' conversion mapping reversed) names its "
