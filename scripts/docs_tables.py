@@ -1,4 +1,5 @@
-"""`make docs`: the tables of docs/backends.md, written from the registries (issue 62, item 6).
+"""`make docs`: the tables of docs/backends.md, written from the registries (issue 62, item 6), and the engine sweep's
+from its record (issue 104).
 
 Each table sits between `<!-- make docs: KIND [BENCHMARK] -->` and `<!-- end make docs -->`; this script rewrites what
 is between them and leaves the prose around them as it is. A benchmark that declares paper models
@@ -15,6 +16,8 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+import engine_sweep  # scripts/engine_sweep.py, beside this one
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "backends.md"
@@ -118,12 +121,18 @@ def forward_pass() -> list[str]:
     return rows
 
 
+def engine_sweep_table() -> list[str]:
+    """The engine sweep's sentence and table (`scripts/engine_sweep.py`), from its record alone."""
+    return engine_sweep.table_lines()
+
+
 KINDS: dict[str, Callable[..., list[str]]] = {
     "paper_models": paper_models,
     "paper_ablations": paper_ablations,
     "never_run": never_run,
     "api_never_run": api_never_run,
     "forward_pass": forward_pass,
+    "engine_sweep": engine_sweep_table,
 }
 
 

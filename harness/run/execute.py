@@ -166,7 +166,8 @@ def _execute(plan: RunPlan) -> tuple[int, ResultsFile | None]:
         log_samples_suffix=plan.options.log_samples_suffix,
         reasoning_tags=thinking_tags,
         answer_tags=answer_tags,
-        thinking_opened=opens_thinking(model.facts.chat_template, thinking_tags),
+        # the template the prompts are rendered with: where the model says none, the checkpoint's own (vLLM's)
+        thinking_opened=opens_thinking(model.facts.chat_template or plan.checkpoint_template, thinking_tags),
         budget=budget,
         bootstrap_iters=plan.options.bootstrap_iters,
     )

@@ -69,6 +69,7 @@ class RunPlan:
     # with the tags the alias wraps its answer in, and where they come from, in words
     thinking: Thinking = (None, None, "")
     checkpoint_thinking: ReasoningTags | None = None  # the markers its response_template declares (`declared_thinking`)
+    checkpoint_template: str | None = None  # its chat template, as its files on this machine hold it
     run_file: RunFileRecord | None = None  # --config FILE, as read (the flags the command line left to it)
 
     def command(self) -> list[str]:
@@ -393,5 +394,6 @@ def plan_run(args: EvaluationOptions, argv: Sequence[str], run_file: RunFileReco
             args.reasoning_tags, model.alias, template, declared, f"checkpoint {pretrained}: its chat template"
         ),
         checkpoint_thinking=declared,
+        checkpoint_template=template,
         run_file=run_file,
     )

@@ -35,6 +35,7 @@ _WIDTHS = {
     "vision_embed_dim", "text_embed_dim", "projector_dim", "output_dim", "proj_dim", "projection_hidden_size",
     "projector_input_dim", "projector_output_dim", "vision_output_dim", "mm_embed_dim", "output_proj_dims",
     "output_channels", "downsample_channels", "hidden_sizes", "image_token_embed_dim", "downsample_hidden_size",
+    "word_embed_proj_dim",
 }  # fmt: skip
 _FFNS = {
     "intermediate_size", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "mlp_dim", "n_inner", "d_ff",
@@ -89,6 +90,7 @@ def _templates() -> dict[str, Callable[[], str]]:
                 "qwen3_5": lambda: current.QWEN3_5,
                 "qwen3_5_moe": lambda: current.QWEN3_6,
                 "gemma3": lambda: t.GEMMA3,
+                "shieldgemma2": lambda: t.GEMMA3,  # google/shieldgemma-2-4b-it ships Gemma 3's
                 "gemma3n": lambda: t.GEMMA3N,
                 "gemma4": lambda: current.GEMMA4,
                 "idefics2": lambda: t.IDEFICS2,
@@ -112,6 +114,9 @@ def _templates() -> dict[str, Callable[[], str]]:
 OVERRIDES: dict[str, dict[str, Any]] = {
     # Step 3.7's text model builds a sliding-window mask on every forward, even where no kept layer slides
     "step3p7": {"text_config.sliding_window": 64},
+    # LFM2's default layers are all attention; LiquidAI/LFM2-VL-*'s interleave short-convolution layers with them
+    # (vLLM's LFM2, a hybrid, asserts "no mamba layers in the model" without one): one of each kind
+    "lfm2_vl": {"text_config.layer_types": ["conv", "full_attention"], "text_config.full_attn_idxs": [1]},
     # Llama 4's vision MLP takes the pixel-shuffled patches (width / ratio**2 = 64 / 0.25) at its intermediate size
     "llama4": {"vision_config.intermediate_size": 256},
     # Qwen4-Exp's indexed-attention layers have no indexer by default (a checkpoint sets one): a small one
@@ -152,6 +157,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # Aya Vision's tower (SigLIP 2 at 364 px, 14-px patches: 26 a side, pixel-shuffled by 2), as its processor's
     # img_size and CohereLabs/aya-vision-8b's config set it; the default 384 px is 27.4 patches a side
     "aya_vision": {"vision_config.image_size": 364},
+    # Aria's tower as rhymes-ai/Aria's config sets it (980 px in 14-px patches: the 4,900 patches its projector's
+    # patch_to_query_dict maps, as its processor's 980-px images make them); the default's 32-px patches make 900
+    "aria": {"vision_config.image_size": 980, "vision_config.patch_size": 14},
     # Granite 4 Vision's deepstack map and Q-Former window have no defaults (a checkpoint sets them)
     "granite4_vision": {
         "deepstack_layer_map": [[-1, 0], [-2, 1]],
@@ -163,6 +171,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "vision_config.patch_size": 16,
         # tiles of that 384-px side (its default pinpoints are 336-px multiples), the image processor's the same
         "image_grid_pinpoints": [[384, 768], [768, 384], [768, 768]],
+        # a SigLIP tower as the published ones (vLLM's Granite 4 Vision builds no other; transformers' default is
+        # CLIP's in some releases), every patch of it taken: it has no CLS patch to drop (the default strategy drops one)
+        "vision_config.model_type": "siglip_vision_model",
+        "vision_feature_select_strategy": "full",
     },
     # T5Gemma 2's encoder pools its SigLIP patches to mm_tokens_per_image (256: 16 a side), which its default 224-px
     # tower (14 a side) cannot be pooled to: 256 px in 16-px patches, pooled 1:1 (google/t5gemma-2's 896 px in 14-px
@@ -189,19 +201,25 @@ PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     # its default 224 px: 7 x 7 and the pooled one
     "florence2": {"image_processor": {"image_seq_length": 50}},
     # Granite 4 Vision's processor counts its tokens as the model makes them: the Q-Former's rate (the config's 1/2),
-    # the CLS patch dropped ("default", as the config's strategy) and so counted once; tiles of the tower's 384 px at
-    # the config's pinpoints (`OVERRIDES`)
+    # every SigLIP patch ("full", as the config's strategy: `OVERRIDES`), no CLS patch; tiles of the tower's 384 px at
+    # the config's pinpoints
     "granite4_vision": {
         "processor": {
             "downsample_rate": "1/2",
-            "vision_feature_select_strategy": "default",
-            "num_additional_image_tokens": 1,
+            "vision_feature_select_strategy": "full",
+            "num_additional_image_tokens": 0,
         },
         "image_processor": {
             "size": {"shortest_edge": 384},
             "image_grid_pinpoints": [[384, 768], [768, 384], [768, 768]],
         },
     },
+    # ERNIE 4.5-VL's video processor draws each frame's time on it in a font its published checkpoints ship
+    # (Roboto-Regular.ttf), which a tiny one has not: frames undrawn (images are not touched)
+    "ernie4_5_vl_moe": {"video_processor": {"draw_on_frames": False}},
+    # Step 3.7's image processor's patch_size is its local crops' side (504 px, stepfun-ai's), not the tower's 14-px
+    # patches: a crop fitted to 14 px makes no image token of its own and one feature ("tokens: 845, features: 852")
+    "step3p7": {"image_processor": {"patch_size": 504}},
     # T5Gemma 2's images at its tiny tower's 256 px (`OVERRIDES`; its processor's default 896 px is google/t5gemma-2's)
     "t5gemma2": {"image_processor": {"size": {"height": 256, "width": 256}}},
 }
@@ -229,6 +247,22 @@ TOKEN_NAMES: dict[str, dict[str, str]] = {
         "frame_start_token_id": "<frame_start>",
         "frame_end_token_id": "<frame_end>",
         "image_low_res_id": "<im_low>",
+    },
+}
+
+# Tokens a processor reads from its tokenizer by name with no default of its own (the factory names them `<|image|>`),
+# as the published tokenizers spell them, where vLLM looks them up by that spelling: openbmb/MiniCPM-V-4.6's chat
+# template writes `<|image_pad|>` (vLLM's MiniCPM-V 4.6 replaces that text, `get_placeholder_str`); baidu/Qianfan-OCR's
+# InternVL tokens (vLLM's InternVL processing selects `<IMG_CONTEXT>` by its text)
+PUBLISHED_TOKENS: dict[str, dict[str, str | None]] = {
+    "minicpmv4_6": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
+    "minicpmv4_7": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},  # 4.6's processing
+    "qianfan_ocr": {"context_image_token": "<IMG_CONTEXT>", "start_image_token": "<img>", "end_image_token": "</img>"},
+    # google/shieldgemma-2-4b-it's (Gemma 3's), which its chat template writes (`_templates`)
+    "shieldgemma2": {
+        "boi_token": "<start_of_image>",
+        "eoi_token": "<end_of_image>",
+        "image_token": "<image_soft_token>",
     },
 }
 
@@ -432,7 +466,7 @@ def _fitted(part: Any, geometry: dict[str, Any], own: dict[str, Any] | None = No
         if side and isinstance(mine, dict) and set(mine) == {"shortest_edge"} and held.get("crop_size"):
             changes[name] = {"shortest_edge": side}
     for name, value in geometry.items():
-        if name == "image_size":
+        if name == "image_size" or name in (own or {}):  # a setting of the same name meaning another thing
             continue
         if name in held and held[name] is not None and held[name] != value:
             mine = held[name]
@@ -467,7 +501,15 @@ def _audio_type(model_type: str) -> str | None:
     from transformers import AutoConfig
 
     specs = getattr(type(AutoConfig.for_model(model_type)), "sub_configs_defaults", None) or {}
-    return next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
+    declared = next((getattr(v, "model_type", None) for k, v in specs.items() if "audio" in k), None)
+    if declared:
+        return declared
+    keys = [k for k in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}) if "audio" in k]
+    try:  # else the one the config makes of an empty setting (transformers releases without the declaration)
+        made = [getattr(AutoConfig.for_model(model_type, **{key: {}}), key, None) for key in keys]
+    except Exception:
+        return None
+    return next((m.model_type for m in made if m is not None), None)
 
 
 def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
@@ -494,6 +536,8 @@ def _processor(model_type: str, config_dict: dict[str, Any]) -> Any:
     except Exception as err:  # an import that fails here (a missing optional backend)
         raise CannotBuild(f"its processor does not import: {_reason(err)}") from err
     named, literals = _read_tokens(processor_class)
+    named.update(PUBLISHED_TOKENS.get(model_type, {}))
+    named = {name: token for name, token in named.items() if token is not None}
     fresh = {f"<|{_token_base(path[-1])}|>" for path in _config_tokens(config_dict)}
     text = _make_tokenizer(named, literals, fresh)
     geometry = _geometry(config_dict)
@@ -564,6 +608,12 @@ def _marker(processor: Any) -> str:
             errors.append(f"{marker}: {_reason(err)}")
             continue
         if ids.shape[-1] > len(processor.tokenizer(text)["input_ids"]) + 1:
+            other = processor(text=[f"a {marker} b c d"], images=[_image()], return_tensors="pt")["input_ids"]
+            if other.shape == ids.shape and bool((other == ids).all()):
+                name = type(processor).__name__
+                raise CannotBuild(
+                    f"its processor takes no prompt: transformers' {name} writes the same ids whatever the text"
+                )
             return marker
     raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
 
@@ -628,11 +678,27 @@ def _rope_sections(d: dict[str, Any], head_dim: int) -> None:
             sections = rope.get(key)
             if isinstance(sections, list) and sections and all(isinstance(s, int) for s in sections):
                 factor = rope.get("partial_rotary_factor", d.get("partial_rotary_factor", 1.0)) or 1.0
-                target = int(head_dim * factor) // 2
-                total = sum(sections)
-                scaled = [max(1, round(s * target / total)) for s in sections]
-                scaled[0] += target - sum(scaled)
-                rope[key] = scaled
+                rope[key] = scaled_sections(sections, int(head_dim * factor) // 2)
+
+
+def scaled_sections(sections: list[int], target: int) -> list[int]:
+    """mrope `sections` in proportion, summing to `target` (half the rotated dims of a head), none below one."""
+    scaled = [max(1, round(s * target / sum(sections))) for s in sections]
+    scaled[0] += target - sum(scaled)
+    return scaled
+
+
+def default_sections(model_type: str) -> list[int] | None:
+    """The mrope sections of the type's default config, else those its modeling file falls back on: the proportions
+    a published checkpoint's sections have."""
+    from transformers import AutoConfig
+
+    defaults = AutoConfig.for_model(model_type).to_dict()
+    for path in _subconfig_paths(defaults):
+        rope = _get(defaults, path).get("rope_parameters") or {}
+        if isinstance(rope.get("mrope_section"), list) and _text_like(path, _get(defaults, path)):
+            return list(rope["mrope_section"])
+    return _modeling_mrope(model_type, defaults)
 
 
 def _is_index_list(key: str, value: list[Any]) -> bool:
@@ -799,7 +865,26 @@ def _config(model_type: str, processor: Any, defaults: dict[str, Any]) -> Any:
     for key, value in OVERRIDES.get(model_type, {}).items():
         _set(d, tuple(key.split(".")), value)
     d.pop("model_type", None)
+    _rederived(model_type, d)
     return AutoConfig.for_model(model_type, **d)
+
+
+def _rederived(model_type: str, d: dict[str, Any]) -> None:
+    """A top-level setting the config class derives from others rather than declares (MiniMax M3-VL's
+    `merged_hidden_size`, the text width x merge_size**2, which its default holds at full size and a value given
+    overrides) derived again from the shrunk ones."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    klass = CONFIG_MAPPING[model_type]
+    declared = {name for base in klass.__mro__ for name in getattr(base, "__annotations__", {})}
+    derived = [
+        k
+        for k, v in d.items()
+        if k not in declared and type(v) is int and not _is_token_setting(k) and not k.endswith("token_id")
+    ]
+    if derived:
+        again = klass(**{k: v for k, v in d.items() if k not in derived})
+        d.update({k: getattr(again, k) for k in derived if isinstance(getattr(again, k, None), int)})
 
 
 def _merged_widths(defaults: dict[str, Any], d: dict[str, Any]) -> None:
@@ -892,14 +977,23 @@ def _generic(model_type: str) -> tuple[Any, Any]:
     except Exception as err:
         raise CannotBuild(f"its default config does not build: {_reason(err)}") from err
     for key, sub in getattr(type(AutoConfig.for_model(model_type)), "sub_configs", {}).items():
-        if defaults.get(key) is None and "vision" in key and hasattr(sub, "to_dict") and sub.__name__ != "AutoConfig":
-            defaults[key] = sub().to_dict()  # a default without a vision tower (Gemma 4's) gets its default one
+        if defaults.get(key) is not None or "vision" not in key:
+            continue
+        # a default without a vision tower (Gemma 4's) gets its default one: its class's, or (a tower of any class:
+        # DiffusionGemma's) the one the config makes of an empty setting (Gemma 4's tower)
+        made = sub() if sub.__name__ != "AutoConfig" else getattr(AutoConfig.for_model(model_type, **{key: {}}), key)
+        defaults[key] = made.to_dict() if hasattr(made, "to_dict") else None
+    for key, own in _own_sub_configs(model_type).items():
+        if isinstance(defaults.get(key), dict) and defaults[key].get("model_type") != own.model_type:
+            defaults[key] = own().to_dict()  # a default of another class than its model reads (Granite 4 Vision's)
     published = copy.deepcopy(defaults)  # the processor is fitted to the tower as a published checkpoint sets it
     for key, value in OVERRIDES.get(model_type, {}).items():
         _set(published, tuple(key.split(".")), value)
     processor = _processor(model_type, published)
     for key in ADDED_TOKENS.get(model_type, {}):
         defaults.setdefault(key, None)  # set to the token's id with the others (`_config`)
+    if model_type in _templates():
+        processor.chat_template = _templates()[model_type]()  # a processor that renders its own prompts reads it
     marker = _bracketed(_marker(processor), processor, defaults, model_type)
     processor.chat_template = _templates()[model_type]() if model_type in _templates() else _generic_template(marker)
     processor.tokenizer.chat_template = processor.chat_template  # a processor that saves none of its own (IDEFICS')
@@ -907,6 +1001,26 @@ def _generic(model_type: str) -> tuple[Any, Any]:
         return processor, _config(model_type, processor, defaults)
     except Exception as err:
         raise CannotBuild(f"its shrunk config does not build: {_reason(err)}") from err
+
+
+def _own_sub_configs(model_type: str) -> dict[str, Any]:
+    """The sub-config classes the type's own configuration module defines, by the key they stand under
+    (`base_config_key`): Granite 4 Vision's text model reads its Granite4VisionTextConfig's fields
+    (`attention_multiplier`), while its composite config's default text config is Llama's."""
+    import importlib
+
+    from transformers import PreTrainedConfig
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    folder = model_type_to_module_name(model_type)
+    found: dict[str, Any] = {}
+    for path in sorted(_module_dir(model_type).glob("configuration_*.py")):
+        module = importlib.import_module(f"transformers.models.{folder}.{path.stem}")
+        for klass in vars(module).values():
+            if inspect.isclass(klass) and issubclass(klass, PreTrainedConfig) and klass.__module__ == module.__name__:
+                if getattr(klass, "base_config_key", ""):
+                    found.setdefault(klass.base_config_key, klass)
+    return found
 
 
 def _hand_made(model_type: str) -> tuple[Any, Any]:
@@ -960,26 +1074,64 @@ def parts(model_type: str) -> tuple[Any, Any]:
     return _generic(model_type)
 
 
-def build(model_type: str, folder: Path) -> Path:
+def build(
+    model_type: str, folder: Path, reshape: Callable[[Any, Any], None] | None = None, published_names: bool = False
+) -> Path:
     """The type's tiny checkpoint in `folder` (loaded by AutoModelForImageTextToText / AutoProcessor, its one-image
-    forward pass checked), or `CannotBuild` with the reason."""
+    forward pass checked), or `CannotBuild` with the reason. `reshape(processor, config)`: a change to the processor and
+    the shrunk config before the model is made (the CPU engine's head size: `engine_checkpoints`); `published_names`: its weights saved under
+    the names its published checkpoints have (`save_as_published`)."""
     if model_type not in image_text_types():
         raise CannotBuild(f"{model_type} is not an image-text-to-text type of this transformers")
     try:
         processor, config = _generic(model_type)
+        if reshape:
+            reshape(processor, config)
         model = _checked_model(processor, config)
     except CannotBuild as generic:
         if model_type not in _HAND_MADE:
             raise
         try:
             processor, config = _hand_made(model_type)
+            if reshape:
+                reshape(processor, config)
             model = _checked_model(processor, config)
         except Exception as err:
             raise CannotBuild(f"{generic} (its hand-made maker too: {err})") from err
     folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
+    if published_names:
+        save_as_published(model, folder)
+    else:
+        model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
+
+
+def save_as_published(model: Any, folder: Path) -> None:
+    """`model` saved under the weight names and layouts its published checkpoints have, as transformers saves a model
+    it loaded from one: its conversion mapping (`conversion_mapping.py`: the renames and transposes from a published
+    checkpoint's weights to the model's) reversed whole. A model made from its config is saved with the mapping's
+    prefix changes left out (CLIP's and SigLIP's towers, whose published weights sit under `vision_model.`), and a
+    transpose the loader makes only where the shapes say so (`Transpose(check_dims=True)`: Qwen3-VL-MoE's fused
+    experts, published `[experts, hidden, intermediate]`) is never made on saving; vLLM's loaders read the published
+    ones ("no module or parameter named 'vision_tower.embeddings'"). Loaded back, every weight is found, and equal."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+    from transformers.conversion_mapping import get_model_conversion_mapping
+    from transformers.core_model_loading import Transpose
+
+    conversions = get_model_conversion_mapping(model, add_legacy=False)
+    for operation in (op for conversion in conversions for op in getattr(conversion, "operations", ())):
+        if isinstance(operation, Transpose):
+            operation.check_dims = False  # on saving, as published; on loading, the shapes tell
+    model._weight_conversions = conversions
+    model.save_pretrained(folder)
+    loaded, info = AutoModelForImageTextToText.from_pretrained(folder, output_loading_info=True)
+    lost = [key for kind in ("missing_keys", "unexpected_keys", "mismatched_keys") for key in info.get(kind) or ()]
+    mine, back = model.state_dict(), loaded.state_dict()
+    lost += [key for key, value in mine.items() if key in back and not torch.equal(value, back[key])]
+    if lost:
+        raise CannotBuild(f"saved under its published names, transformers does not load back {lost[:3]} as saved")
 
 
 def published_refusal(model_type: str, folder: Path) -> str | None:

@@ -38,3 +38,21 @@ def answer_text(tokenizer: Decoder, ids: Sequence[int], until: Sequence[str] = (
     if stop is None:
         return text, None
     return text[: stop[0]], stop[1]
+
+
+def generated_tokens(tokenizer: Decoder, ids: Sequence[int], until: Sequence[str] = (), ended: bool = False) -> int:
+    """The tokens an engine that stops where the answer ends generates of `ids` (the ids without the end-of-sequence
+    token, `ended` where one followed them), as vLLM counts them (`len(token_ids)`, its usage and its server's): up to
+    the token that completes the first stop string (`first_stop`), else every id and the end-of-sequence token that
+    stopped them. A backend that generates past a stop string, or leaves the end-of-sequence token out of its ids
+    (`hf`), counts what that engine would have generated."""
+    if first_stop(str(tokenizer.decode(list(ids), skip_special_tokens=True)), until) is None:
+        return len(ids) + ended
+    low, high = 1, len(ids)  # the fewest ids whose text holds a stop string: a longer text holds it too
+    while low < high:
+        middle = (low + high) // 2
+        if first_stop(str(tokenizer.decode(list(ids[:middle]), skip_special_tokens=True)), until) is None:
+            low = middle + 1
+        else:
+            high = middle
+    return low

@@ -76,8 +76,8 @@ def call_bisecting(
 ) -> None:
     """Fill `results[i]` for each of `indices` from one engine call (`send`); a call the engine rejects for a request's
     fault (`is_request_error`) is split in two and each half sent again, so only the culprit is `engine_rejected`, or
-    `over_length` where the engine refused it for its length (`over_length`: the reason, said so); any other failure
-    is the engine's, re-raised."""
+    `over_length` where the engine refused it for what the screen screens for (`over_length`: the reason, as the
+    screen says it: its length, vLLM's too many images); any other failure is the engine's, re-raised."""
     if not indices:
         return
     try:

@@ -2,7 +2,8 @@
 `vllm` (`harness.models.shared.answer_text`), with a real byte-level tokenizer: ids that end inside a UTF-8 character
 decode to U+FFFD on both (vLLM's own incremental text holds those bytes back), the end-of-sequence token vLLM keeps
 in its ids is not in the answer, and an answer is cut where the first stop string completes, whether the engine
-stopped there (vLLM) or generated past it (`hf`). The real engines: tests/harness/models/vllm_cpu."""
+stopped there (vLLM) or generated past it (`hf`); and its tokens are counted as vLLM counts them on both (issue 104).
+The real engines: tests/harness/models/vllm_cpu."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from harness.api import EMPTY, OK
 from harness.models.backends.vllm_engine.requests import output_result
-from harness.models.shared.answer_text import answer_text, first_stop
+from harness.models.shared.answer_text import answer_text, first_stop, generated_tokens
 from harness.models.shared.engine_calls import result_response
 from tests.support.family_processors import tokenizer
 
@@ -81,3 +82,19 @@ def test_the_stop_string_that_completes_first_cuts() -> None:
     assert first_stop("xabc", ("abc", "b")) == (2, "b")
     assert first_stop("xabc", ("bc", "abc")) == (1, "abc")  # both complete at the same character: the longer
     assert first_stop("xabc", ("z", "")) is None
+
+
+def test_hf_counts_the_tokens_vllm_generated_where_an_answer_ends_before_max_gen_toks(tok: Any) -> None:
+    """vLLM's count is `len(token_ids)`: the end-of-sequence token that stopped it is one of them, and it generates no
+    token past the one that completes a stop string. hf's ids leave the first out and run past the second: counted as
+    vLLM counts (issue 104's sweep: Qwen2-VL's and Qwen2.5-VL's rows that ended at their end-of-sequence token, 5
+    tokens on hf against vLLM's 6, the same answer)."""
+    ids = tok.encode("yes", add_special_tokens=False)
+    ended = output_result(vllm_output("yes", [*ids, tok.eos_token_id], "stop"), tok)
+    assert generated_tokens(tok, ids, (), ended=True) == ended["completion_tokens"] == len(ids) + 1
+    whole = tok.encode("The answer is café\nmore", add_special_tokens=False)
+    upto = whole[: whole.index(tok.convert_tokens_to_ids("Ċ")) + 1]
+    stopped = output_result(vllm_output("The answer is café", upto, "stop", "\n"), tok)
+    assert generated_tokens(tok, whole, ("\n",)) == stopped["completion_tokens"] == len(upto) < len(whole)
+    cut = output_result(vllm_output("The answer", whole[:3], "length"), tok)
+    assert generated_tokens(tok, whole[:3], ("\n",)) == cut["completion_tokens"] == 3  # max_gen_toks: every id

@@ -201,6 +201,37 @@ def test_a_thinking_checkpoint_s_run_takes_its_thinking_out_and_records_it(
     assert config["reasoning_tags_from"] == "the chat template, which opens a thinking block (<think>)"
 
 
+@pytest.mark.slow  # a tiny GLM-4.1V's processor, behind the vllm backend's stand-in engine
+def test_a_thinking_checkpoint_s_unclosed_thinking_is_no_answer_on_vllm_too(
+    tmp_path: Path, toy_dir: Path, toy_tasks: Path, harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM renders with the checkpoint's own template, so its backend names none (`ModelFacts.chat_template`): the
+    `<think>` that template's prompt leaves open is the checkpoint's, and an output that never closes it is all
+    thinking, no answer, as on hf (the Qwen3.5 sweep: hf `empty`, vLLM `ok` on the same output)."""
+    from harness.models.backends.vllm_engine import backend
+    from tests.support import fake_vllm
+
+    real = backend.VLLMModel.__init__
+
+    def with_stand_in(self, settings, **kw):  # answers `pid|last word|...`: never a `</think>`
+        real(self, settings, **{**kw, "llm_factory": fake_vllm.FAKE_LLM, "sampling_factory": fake_vllm.FAKE_SAMPLING})
+
+    monkeypatch.setattr(backend.VLLMModel, "__init__", with_stand_in)
+    checkpoint = processors.glm4v(THINKING_GLM)
+    checkpoint.save_pretrained(tmp_path / "user-checkpoint")
+    configs.glm4v(checkpoint.tokenizer).save_pretrained(tmp_path / "user-checkpoint")
+    run = harness(
+        *("--tasks", "toy_colors", "--model", "vllm", "--include_path", toy_tasks, "--data_dir", toy_dir),
+        *("--model_args", f"pretrained={tmp_path / 'user-checkpoint'},max_model_len=4096,use_tqdm=false"),
+        *("--output_path", tmp_path / "out", "--log_samples", "--gen_kwargs", "max_gen_toks=8"),
+    )
+    assert run.code == 0, run.err
+    (folder,) = [p.name for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    samples = run.samples(folder, "toy_colors")
+    assert samples and {s["response"] for s in samples} == {""} and {s["status"] for s in samples} == {"empty"}
+    assert all(s["raw_response"].count("|") >= 2 for s in samples)  # the stand-in's whole output, kept
+
+
 def test_a_checkpoint_without_a_template_is_refused_by_the_hf_screen_as_by_its_run(
     harness, data_dir: Path, tmp_path: Path
 ) -> None:

@@ -291,3 +291,24 @@ def test_a_value_that_makes_vllm_import_code_is_said_and_imports_nothing_while_r
     assert settings.engine["compilation_config"] == json.loads(passes) and not mark.exists()
     with pytest.raises(ValueError, match="model argument compilation_config: --compilation-config"):
         vllm_settings({"pretrained": "x", "compilation_config": '{"inductor_passes": {"x": "a.b"}, "mode": "odd"}'})
+
+
+def test_an_architecture_vllm_runs_right_only_otherwise_gets_the_field_unless_given(tmp_path: Path) -> None:
+    """vLLM's EXAONE 4.5 declares device-side image normalisation, Qwen2.5-VL's (its processor then leaves the pixels
+    unnormalised), and builds its vision tower without the layer that normalises them: the engine is started with the
+    processor normalising, unless the run says otherwise; another architecture's start is left as vLLM's."""
+    from vllm.model_executor.models.exaone4_5 import Exaone4_5_ForConditionalGeneration
+
+    from harness.models.backends.vllm_engine.start_checks import before_start
+
+    assert Exaone4_5_ForConditionalGeneration.supports_mm_device_do_normalize  # vLLM's declaration, the cause
+    for architecture, given, expected in (
+        ("Exaone4_5_ForConditionalGeneration", {}, False),
+        ("Exaone4_5_ForConditionalGeneration", {"mm_device_do_normalize": True}, True),
+        ("Qwen2_5_VLForConditionalGeneration", {}, None),
+    ):
+        folder = tmp_path / architecture
+        folder.mkdir(exist_ok=True)
+        (folder / "config.json").write_text(json.dumps({"architectures": [architecture]}))
+        kwargs = before_start({"model": str(folder), "kv_cache_memory_bytes": 1 << 30, **given})
+        assert kwargs.get("mm_device_do_normalize") == expected, architecture

@@ -27,7 +27,7 @@ from harness.models.backends.hf.settings import HFSettings, context_limit, windo
 from harness.models.facts.args import settings_from_args
 from harness.models.facts.checkpoint import missing_timm, require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
-from harness.models.shared.answer_text import answer_text
+from harness.models.shared.answer_text import answer_text, generated_tokens
 from harness.models.shared.library_gc import libraries_imported
 from harness.models.shared.scheduling.auto_batch import FittingBatchSize
 from harness.models.shared.scheduling.batching import token_budget_batches
@@ -259,7 +259,10 @@ class HFGeneration(Model):
                 Response(
                     text,
                     finish_reason=finish,
-                    usage={"prompt_tokens": int(prompt_length), "completion_tokens": len(ids)},
+                    usage={
+                        "prompt_tokens": int(prompt_length),
+                        "completion_tokens": generated_tokens(self.tokenizer, ids, settings.until, end is not None),
+                    },
                     prompt_ids_sha256=prompt,
                 )
             )

@@ -12,8 +12,8 @@ from typing import Any, cast
 from harness.models.backends.vllm_engine.engine_log import EngineOutput
 from harness.models.backends.vllm_engine.requests import (
     build_conversation,
-    engine_over_length,
     engine_prompt,
+    engine_refused,
     output_result,
 )
 from harness.models.backends.vllm_engine.start import check_main_guard, engine_died, start_method, started
@@ -128,7 +128,7 @@ class LocalEngine:
         try:
             with self.watch.call(self.output):
                 answer = partial(output_result, tokenizer=self.tokenizer)
-                call_bisecting(ready, send, answer, results, engine="vLLM", over_length=engine_over_length)
+                call_bisecting(ready, send, answer, results, engine="vLLM", over_length=engine_refused)
         except Exception as err:
             died = engine_died(err, self.output)
             if died is None:

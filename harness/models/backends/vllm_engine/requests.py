@@ -163,6 +163,20 @@ ENGINE_TOO_LONG = re.compile(
 )
 
 
+# vLLM's refusal of a prompt of more images than the model takes in one (`BaseProcessingInfo.validate_num_items`)
+ENGINE_TOO_MANY_IMAGES = re.compile(r"At most (\d+) image\(s\) may be provided in one prompt")
+
+
+def engine_refused(err: BaseException) -> str | None:
+    """A request vLLM refused for what the screen screens for, as the screen records it: its length
+    (`engine_over_length`), or more images than vLLM's model of the checkpoint takes in one prompt (`too_many_images`:
+    PaliGemma's one, which no `max_images` said); None for any other refusal."""
+    found = ENGINE_TOO_MANY_IMAGES.search(str(err))
+    if found is not None:
+        return f"too_many_images: vLLM takes at most {found[1]} image(s) in one prompt of this model: vLLM refused it"
+    return engine_over_length(err)
+
+
 def engine_over_length(err: BaseException) -> str | None:
     """A request vLLM refused for its length, as the screen would have recorded it (its own count, said so); None for
     any other refusal. The screen counts as vLLM counts; where it counted fewer, the row is still over_length."""

@@ -18,6 +18,14 @@ KV_SIZE = "kv_cache_memory_bytes"
 SMALLEST_BLOCK = 16  # tokens: the smallest block any of vLLM's platforms takes where none is given
 KV_SHARE_OF_FREE = 0.25  # of the memory free once the weights are in: the rest for activations and images
 MIB = 1 << 20
+# Engine fields a vLLM model runs right with only otherwise than vLLM's default, by the config's architecture, unless
+# given: vLLM 0.32's EXAONE 4.5 keeps Qwen2.5-VL's device-side image normalisation (`supports_mm_device_do_normalize`:
+# its processor leaves the pixels unnormalised for the model) but builds its vision tower without the layer that
+# normalises them, so the tower sees pixels of 0-255; normalised by the processor, as transformers does, its image
+# features are transformers' (issue 104's sweep: every image row answered otherwise than hf).
+ARCHITECTURE_DEFAULTS: dict[str, dict[str, object]] = {
+    "Exaone4_5_ForConditionalGeneration": {"mm_device_do_normalize": False},
+}
 
 
 def language_config(config: Mapping[str, object]) -> Mapping[str, object]:
@@ -32,8 +40,12 @@ def language_config(config: Mapping[str, object]) -> Mapping[str, object]:
 
 def attention_shape(config: Mapping[str, object]) -> tuple[int, int, int] | None:
     """(layers, key-value heads, head size) of the language model's attention, or None where the config does not
-    say them in the common names."""
+    say them in the common names, or where its attention is latent (MLA: `kv_lora_rank`), which vLLM runs on backends
+    of their own, caching one latent a token: DeepSeek's, GLM-5's, whose `head_dim` is the rotary part of a head (0
+    where none rotates)."""
     text = language_config(config)
+    if isinstance(text.get("kv_lora_rank"), int):
+        return None
     layers, heads, hidden = (text.get(k) for k in ("num_hidden_layers", "num_attention_heads", "hidden_size"))
     if not (isinstance(layers, int) and isinstance(heads, int) and heads > 0):
         return None
@@ -111,8 +123,9 @@ def cpu_kv_cache(kwargs: Mapping[str, object], folder: Path | None) -> int:
 
 
 def before_start(kwargs: dict[str, object]) -> dict[str, object]:
-    """`kwargs` as the engine will get them: on vLLM's CPU build a KV cache size where none was given (nor
-    VLLM_CPU_KVCACHE_SPACE, vLLM's older switch), said in one line; a `UserError` for a start that cannot work."""
+    """`kwargs` as the engine will get them: the fields the checkpoint's architecture needs (`ARCHITECTURE_DEFAULTS`)
+    where not given; on vLLM's CPU build a KV cache size where none was given (nor VLLM_CPU_KVCACHE_SPACE, vLLM's
+    older switch), said in one line; a `UserError` for a start that cannot work."""
     model = str(kwargs.get("model"))
     revision = kwargs.get("revision")
     revision = revision if isinstance(revision, str) else None
@@ -130,7 +143,12 @@ def before_start(kwargs: dict[str, object]) -> dict[str, object]:
             file=sys.stderr,
             flush=True,
         )
-    why = refusal(out, config_json(model, revision), on_cpu)
+    config = config_json(model, revision)
+    architectures = config.get("architectures")
+    for architecture in architectures if isinstance(architectures, list) else ():
+        for name, value in ARCHITECTURE_DEFAULTS.get(str(architecture), {}).items():
+            out.setdefault(name, value)
+    why = refusal(out, config, on_cpu)
     if why is not None:
         raise UserError(f"vllm: {model}: {why}")
     return out

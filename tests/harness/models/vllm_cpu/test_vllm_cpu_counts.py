@@ -5,9 +5,9 @@ For every family of `tests.support.forward_families` with a tiny checkpoint whos
 requests of 1, 2 and 5 images of two sizes are counted by `VLLMModel.prompt_tokens` and given to vLLM's own input
 processing as the backend's `LLM.generate` call gives them (`engine_prompt`: the prompt the backend rendered, its
 images): `LLM.generate` hands a prompt to its renderer's `render_cmpl`, which tokenizes it and applies the model's
-multimodal processor, whose `prompt_token_ids` are what the engine core runs. The renderer is built from the engine's
-config as `LLM` builds it (`EngineArgs.create_engine_config`, `renderer_from_config`), with the arguments the backend
-starts its engine with (`engine_kwargs`, `engine_limit`); no engine core starts.
+multimodal processor, whose `prompt_token_ids` are what the engine core runs (`tests.support.engine_runs.VLLMInput`:
+the renderer built as `LLM` builds it, with the arguments the backend starts its engine with); no engine core
+starts.
 
 A family that cannot be given to vLLM here is skipped with its reason: its row's (a checkpoint's remote code not on
 this machine), no vLLM architecture (transformers' Idefics2 and Ovis2 formats), a processor that takes fewer images.
@@ -25,12 +25,12 @@ import pytest
 
 from harness.api import Request
 from harness.models.aliases import ALIASES
-from harness.models.backends.vllm_engine.image_limit import ImageProfile, engine_limit
 from harness.models.backends.vllm_engine.requests import engine_prompt, request_payload
-from harness.models.backends.vllm_engine.settings import engine_kwargs, vllm_settings
+from harness.models.backends.vllm_engine.settings import vllm_settings
 from harness.models.families import style_named
 from tests.harness.models.vllm_cpu.test_vllm_cpu_engine import _cpu_build
 from tests.support.engine_checkpoints import engine_checkpoint, prompt_style
+from tests.support.engine_runs import VLLMInput
 from tests.support.forward_families import BY_NAME, FAMILIES
 from tests.support.forward_pass import tiny_checkpoint
 from tests.support.model_requests import encode_image, make_request
@@ -102,32 +102,6 @@ def requests() -> list[Request]:
     return made
 
 
-class VLLMInput:
-    """vLLM's input processing for a checkpoint, as `LLM` builds it with the backend's engine arguments."""
-
-    def __init__(self, kwargs: dict[str, Any]) -> None:
-        from vllm import EngineArgs
-        from vllm.renderers.registry import renderer_from_config
-
-        kwargs = {key: value for key, value in kwargs.items() if key != "chat_template"}  # `LLM`'s, not an EngineArgs
-        self.config = EngineArgs(**kwargs).create_engine_config()
-        self.renderer = renderer_from_config(self.config)
-
-    @property
-    def max_images(self) -> int | None:
-        """The images vLLM's processor takes in one prompt (None: any number)."""
-        limit = self.renderer.get_mm_processor().info.get_supported_mm_limits().get("image")
-        return int(limit) if limit is not None else None
-
-    def prompt_token_ids(self, prompt: dict[str, Any]) -> list[int]:
-        """`LLM.generate`'s prompt ids for one of its prompts (`_preprocess_cmpl`)."""
-        from vllm.renderers.inputs.preprocess import parse_model_prompt
-
-        parsed = parse_model_prompt(self.config.model_config, prompt)
-        (engine_input,) = self.renderer.render_cmpl([parsed], self.renderer.default_cmpl_tok_params)
-        return list(engine_input["prompt_token_ids"])
-
-
 Settings = tuple[tuple[str, object], ...]
 
 
@@ -189,8 +163,7 @@ def test_the_screen_counts_each_prompt_as_vllm_builds_it(
     model = VLLMModel(settings, count_online=False)  # the screen's own count, as `--screen_only` loads it
     made = [replace(request, processor_kwargs=request_settings) for request in requests()]
     given = {**settings.processor_kwargs(), **dict(request_settings)} if request_settings else None  # `generate`'s
-    limit = engine_limit(ImageProfile().covering(made), settings.max_images, settings.max_pixels, None)
-    vllm = VLLMInput(engine_kwargs(settings, limit))
+    vllm = VLLMInput(settings, made)
     style = style_named(settings.prompt_style)
     counts = []
     for request in made:

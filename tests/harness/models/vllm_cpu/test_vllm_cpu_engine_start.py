@@ -132,6 +132,19 @@ def test_heads_the_cpu_attention_refuses_are_refused_before_the_engine_starts(
     assert "Traceback" not in output and "engine ready" not in output
 
 
+def test_latent_attention_is_left_to_the_engine_not_refused_by_the_cpu_attention_s_head_sizes() -> None:
+    """GLM-5-Next's config (transformers' own) as the start check reads it: MLA, whose `head_dim` is the rotary part
+    of a head (0: its DSA layers rotate none), which vLLM runs on its MLA backends, not by the CPU attention's head
+    sizes ("attention heads of 0" was the refusal); whether it runs is the engine's to say."""
+    from transformers import AutoConfig
+
+    from harness.models.backends.vllm_engine.start_checks import refusal
+
+    config = AutoConfig.for_model("glm5_next").to_dict()
+    assert config["text_config"]["head_dim"] == 0 and config["text_config"]["kv_lora_rank"]
+    assert refusal({}, config, on_cpu=True) is None
+
+
 def test_a_configuration_vllm_refuses_is_refused_in_one_line_with_vllm_s_reason(
     needle_data: Path, tmp_path: Path
 ) -> None:
