@@ -98,7 +98,7 @@ def read_docs(
     the documents it keeps).
 
     A hook of the pyarrow Table contract (`takes_table`) is given the rows a piece at a time as they are read (it keeps
-    or drops each row by what it holds: MMNeedle's filter), and only the documents it keeps, up to the limit, are held;
+    or drops each row by what it holds: a task's filter), and only the documents it keeps, up to the limit, are held;
     a hook of lm-eval's contract is given the whole split as one Dataset."""
     every = all_rows_metadata(hook, metadata)
     if hook is not None and not takes_table(inspect.unwrap(hook)):

@@ -145,14 +145,20 @@ def test_latent_attention_is_left_to_the_engine_not_refused_by_the_cpu_attention
     assert refusal({}, config, on_cpu=True) is None
 
 
+def refused(needle_data: Path, out: Path, model_args: str) -> tuple[str, str]:
+    """A run whose engine does not start: its one line (it ends with exit 1) and its whole output."""
+    code, output = run(needle_data, out, model_args)
+    assert code == 1, output[-3000:]
+    (line,) = harness_lines(output)
+    return line, output
+
+
 def test_a_configuration_vllm_refuses_is_refused_in_one_line_with_vllm_s_reason(
     needle_data: Path, tmp_path: Path
 ) -> None:
     """An engine over two processes of a checkpoint with one attention head: vLLM's config check (pydantic's
     ValidationError, whose first line only counts its errors) refuses it; the run's line gives vLLM's words."""
-    code, output = run(needle_data, tmp_path / "out", f"{ENGINE},kv_cache_memory_bytes=64M,tensor_parallel_size=2")
-    assert code == 1, output[-3000:]
-    (line,) = harness_lines(output)
+    line, _ = refused(needle_data, tmp_path / "out", f"{ENGINE},kv_cache_memory_bytes=64M,tensor_parallel_size=2")
     assert (
         "could not start: ValidationError: Value error, Total number of attention heads (1) must be divisible by "
         "tensor parallel size (2)" in line
@@ -163,9 +169,7 @@ def test_a_configuration_vllm_refuses_is_refused_in_one_line_with_vllm_s_reason(
 def test_an_engine_that_cannot_start_says_vllm_s_reason_in_one_line(needle_data: Path, tmp_path: Path) -> None:
     """A KV cache over one block but under the window's need: vLLM's own ValueError, from its engine core, is the
     run's one line; its tracebacks go to backend_error.log, not the console; no process of the engine is left."""
-    code, output = run(needle_data, tmp_path / "out", "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=1M")
-    assert code == 1, output[-3000:]
-    (line,) = harness_lines(output)
+    line, output = refused(needle_data, tmp_path / "out", "dtype=float32,enforce_eager=true,kv_cache_memory_bytes=1M")
     assert "could not start: ValueError: To serve at least one request with the model's max seq len" in line
     assert "give the engine more KV cache" in line
     assert "Traceback" not in output
@@ -183,9 +187,7 @@ def test_weights_named_otherwise_than_vllm_reads_them_say_vllm_s_reason_from_its
     lists every weight its model has)."""
     checkpoint = engine_checkpoint("llava-1.5")
     args = f"pretrained={checkpoint},dtype=float32,enforce_eager=true,max_model_len=4096,kv_cache_memory_bytes=64M"
-    code, output = run(needle_data, tmp_path / "out", args)
-    assert code == 1, output[-3000:]
-    (line,) = harness_lines(output)
+    line, output = refused(needle_data, tmp_path / "out", args)
     assert (
         "could not start: ValueError: There is no module or parameter named 'vision_tower.embeddings' in "
         "LlavaForConditionalGeneration" in line
