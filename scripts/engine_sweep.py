@@ -102,13 +102,16 @@ CAUSES: dict[str, tuple[str, str]] = {
         "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
         "vLLM's goes on otherwise from there (why is not traced)",
     ),
+    # vllm/model_executor/models/step3p7.py and step_vl.py (`PerceptionEncoder`) read the tower's names, step3p5.py
+    # (its text model) `rope_theta`, `att_impl_type`, `need_fp32_gate`, ...; transformers' Step3p7VisionConfig and
+    # Step3p7TextConfig pop the first from a config.json in `__post_init__` (`rope_theta` into `rope_parameters`) and
+    # declare none of the rest; given the tower's by `hf_overrides`, vLLM's Step 3.7 goes on to its text model
     "step3p7": (
         "'Step3p7VisionConfig' object has no attribute 'width'",
-        "vLLM's Step 3.7 reads its tower's settings by the names stepfun-ai's own config code gives them (`width`, "
-        "`layers`, `heads`, `ls_init_value`), which transformers' Step3p7VisionConfig, the one vLLM loads, takes from "
-        "a published config.json and renames (`hidden_size`, ...): the tiny config holds them as published, and "
-        "loaded they are gone. vLLM's own with the installed transformers: no config.json gives them to it (vLLM "
-        "registers no config class of its own for Step 3.7)",
+        "vLLM's own with the installed transformers: vLLM's Step 3.7 reads the config by the names stepfun-ai's own "
+        "config code gives them (its tower's `width`, `layers`, `heads`, `ls_init_value`, its text model's "
+        "`rope_theta`), and registers no config class for it, so it reads transformers' Step3p7Config, which renames "
+        "those on loading a config.json: the tiny config holds them as published, and loaded they are gone",
     ),
     "glm5_next": (
         "--mamba-block-size can only be set with --enable-prefix-caching",
