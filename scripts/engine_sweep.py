@@ -102,12 +102,16 @@ CAUSES: dict[str, tuple[str, str]] = {
         "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
         "vLLM's goes on otherwise from there (why is not traced)",
     ),
+    # vllm/model_executor/models/step3p7.py and step_vl.py (`PerceptionEncoder`) read the tower's names, step3p5.py
+    # (its text model) `rope_theta`, `att_impl_type`, `need_fp32_gate`, ...; transformers' Step3p7VisionConfig and
+    # Step3p7TextConfig pop the first from a config.json in `__post_init__` (`rope_theta` into `rope_parameters`) and
+    # declare none of the rest; given the tower's by `hf_overrides`, vLLM's Step 3.7 goes on to its text model
     "step3p7": (
         "'Step3p7VisionConfig' object has no attribute 'width'",
-        "vLLM's Step 3.7 reads its tower's settings by the names stepfun-ai's own config code gives them (`width`, "
-        "`layers`, `heads`, `ls_init_value`), which transformers' Step3p7VisionConfig, the one vLLM loads, takes from "
-        "a published config.json and renames (`hidden_size`, ...): the tiny config holds them as published, and "
-        "loaded they are gone",
+        "vLLM's own with the installed transformers: vLLM's Step 3.7 reads the config by the names stepfun-ai's own "
+        "config code gives them (its tower's `width`, `layers`, `heads`, `ls_init_value`, its text model's "
+        "`rope_theta`), and registers no config class for it, so it reads transformers' Step3p7Config, which renames "
+        "those on loading a config.json: the tiny config holds them as published, and loaded they are gone",
     ),
     "glm5_next": (
         "--mamba-block-size can only be set with --enable-prefix-caching",
@@ -120,11 +124,16 @@ CAUSES: dict[str, tuple[str, str]] = {
         "vLLM's LlavaNextVideoForConditionalGeneration takes videos alone (`get_supported_mm_limits`: one video, no "
         "image), so with videos off it is a text-only model to vLLM",
     ),
+    # vllm/models/minimax_m3: its NVIDIA model (the one it takes on any platform but ROCm), whose vision tower's
+    # `prepare_encoder_metadata` calls `vit_mrope_setup` (model_executor/layers/rotary_embedding/mrope_vit_setup.py)
+    # with no fallback; its `MiniMAXGemmaRMSNorm` imports `flashinfer.norm` in `forward`, and its attention calls
+    # `ops.fused_minimax_m3_qknorm_rope_kv_insert`, absent from the CPU build's `torch.ops._C`
     "minimax_m3_vl": (
-        "block_sparse_moe",
-        "its tiny checkpoint saved under its published names (transformers' conversion mapping reversed) names its "
-        "vision tower's MLP as its text MoE's (`block_sparse_moe`), which vLLM's tower has not; past that, vLLM's "
-        "MiniMax-M3 norms import FlashInfer, which the CPU build has not",
+        "'function' object is not subscriptable",
+        "vLLM's own: its MiniMax-M3 runs on GPUs alone: its vision tower's rotary positions are a Triton kernel "
+        "(`vit_mrope_setup`, which the CPU build, without Triton's CPU backend, leaves a plain function), and past "
+        "that its norms are FlashInfer's and its attention a CUDA op, neither in the CPU build; the tiny checkpoint "
+        "loads (its config and weights as published)",
     ),
     "gemma3n": (
         "requires the timm library",

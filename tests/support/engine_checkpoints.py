@@ -211,6 +211,10 @@ WEIGHTS_FOLDER: dict[str, str] = {"cosmos3_edge": "transformer"}
 RENAMED: dict[str, tuple[tuple[str, str], ...]] = {
     "qianfan_ocr": ((r"^language_model\.model\.encoder\.layers\.", "language_model.model.layers."),),
     "ernie4_5_vl_moe": ((r"^model\.vision_model\.", "vision_model."),),
+    # MiniMaxAI/MiniMax-M3's tower MLPs as `mlp.` (transformers' renaming of the text layers' `mlp.` to
+    # `block_sparse_moe.`, reversed on saving, reaches the tower's too: "KeyError: 'vision_model.encoder.layers.0.
+    # block_sparse_moe.fc1.bias'")
+    "minimax_m3_vl": ((r"^(vision_tower\..*)\.block_sparse_moe\.", r"\1.mlp."),),
     "cosmos3_edge": (
         (r"^(model\.visual\..*\.mlp\.)up_proj\.", r"\1fc1."),
         (r"^(model\.visual\..*\.mlp\.)down_proj\.", r"\1fc2."),
