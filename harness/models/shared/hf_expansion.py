@@ -56,11 +56,15 @@ def laid_out(processor: object, prompt: str, images: int) -> str:
     from PIL import Image
 
     stand_ins = [Image.new("RGB", (1, 1)) for _ in range(images)]
-    try:
-        _, text, *_ = layout(images=stand_ins, text=[prompt])
-    except Exception:  # a layout that needs its own call's merged settings (GOT-OCR2's): the count's probe then
-        return prompt  # finds whether the prompt as it is counts as sent (`ProcessorCount._counts_as_sent`)
-    return str(text[0] if isinstance(text, list | tuple) else text)
+    # the images as a flat list, else as the backend gives a prompt's: one list (PaliGemma's layout of an unmarked
+    # prompt takes a flat list as an image a prompt: "Received 3 images for 1 prompts")
+    for given in (stand_ins, [stand_ins]):
+        try:
+            _, text, *_ = layout(images=given, text=[prompt])
+        except Exception:  # a layout that needs its own call's merged settings (GOT-OCR2's): the count's probe then
+            continue  # finds whether the prompt as it is counts as sent (`ProcessorCount._counts_as_sent`)
+        return str(text[0] if isinstance(text, list | tuple) else text)
+    return prompt
 
 
 def framed(processor: object, text: str) -> tuple[str, int | None]:
