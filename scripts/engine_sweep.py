@@ -72,12 +72,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "attention='vision'`) attends within each image both ways on its sliding layers: hf without it gives vLLM's "
         "logits exactly; a text prompt's are equal",
     ),
-    "paligemma": (
-        "rows differ",
-        "vLLM's PaliGemma inserts the images and a BOS before the prompt itself and keeps the template's `<image>` as "
-        "a text token, one token more than transformers' processor, which expands it; the template is the tiny "
-        "checkpoint's (PaliGemma publishes none, which the harness refuses on both backends)",
-    ),
     "qwen3_5": ("rows differ", _GDN_BF16),  # its whole outputs (the answers, all unclosed thinking, are empty)
     "minicpmv4_6": ("rows differ", _GDN_BF16),
     "minicpmv4_7": ("rows differ", _GDN_BF16),
@@ -251,10 +245,10 @@ def failed_line(output: str, folder: Path | None) -> str:
 
 def processing_path(checkpoint: Path) -> str:
     """How vLLM runs the checkpoint's images, in the three ways its code branches on a model (read from vLLM's own
-    declarations and its input processing of a prompt of two images, no engine started): the positions (M-RoPE,
-    `ModelConfig.uses_mrope`, or one a token), an image's run of tokens (every one an image embedding, or text tokens among
-    them: `PlaceholderRange.is_embed`), and the attention the KV cache holds (full only, sliding windows beside, or
-    linear-attention or recurrent layers beside: `IsHybrid`)."""
+    declarations and its input processing of a prompt of two images, or of one where its model takes one, no engine
+    started): the positions (M-RoPE, `ModelConfig.uses_mrope`, or one a token), an image's run of tokens (every one an
+    image embedding, or text tokens among them: `PlaceholderRange.is_embed`), and the attention the KV cache holds
+    (full only, sliding windows beside, or linear-attention or recurrent layers beside: `IsHybrid`)."""
     from vllm.model_executor.models.interfaces import is_hybrid
     from vllm.model_executor.models.registry import ModelRegistry
 
@@ -270,6 +264,9 @@ def processing_path(checkpoint: Path) -> str:
     images = [encode_image((40 * i, 90, 160), size, "PNG") for i, size in enumerate(((640, 480), (50, 800)))]
     request = make_request("two", ["Look:", images[0], "and", images[1], "Which colour?"], doc_id=0)
     vllm = VLLMInput(settings, [request])
+    if vllm.max_images == 1:  # PaliGemma's, BLIP-2's
+        request = make_request("one", ["Look:", images[0], "Which colour?"], doc_id=0)
+        vllm = VLLMInput(settings, [request])
     sent = request_payload(request, settings.seed, model.count.render(request), style_named(settings.prompt_style))
     placeholders = vllm.rendered(engine_prompt(sent, None))["mm_placeholders"]["image"]
     config = vllm.config.model_config

@@ -194,6 +194,9 @@ PROCESSOR_CLASSES: dict[str, str] = {
 # above needs beside it.
 PROCESSOR_SETTINGS: dict[str, dict[str, dict[str, Any]]] = {
     "smolvlm": {"processor": {"image_seq_len": 64}, "image_processor": {"max_image_size": {"longest_edge": 512}}},
+    # BLIP-2's processor writes as many image tokens as its num_query_tokens, which Salesforce/blip2-*'s processor
+    # configs set (the Q-Former's 32 queries, the config's own); unset, it writes none
+    "blip-2": {"processor": {"num_query_tokens": 32}},
     # Aya Vision's processor counts a token per 28 px (its default): the tower's 14-px patches, pixel-shuffled by 2
     "aya_vision": {"processor": {"patch_size": 28}},
     # Florence-2's processor writes as many image tokens as its image processor's image_seq_length, which
@@ -264,6 +267,8 @@ PUBLISHED_TOKENS: dict[str, dict[str, str | None]] = {
         "eoi_token": "<end_of_image>",
         "image_token": "<image_soft_token>",
     },
+    # Salesforce/blip2-*'s tokenizers hold none: Blip2Processor adds its own `<image>` (an AddedToken it reads back)
+    "blip-2": {"image_token": None},
 }
 
 # Token settings a published config has and the type's default lacks, though its model reads them: the token
@@ -614,8 +619,28 @@ def _marker(processor: Any) -> str:
                 raise CannotBuild(
                     f"its processor takes no prompt: transformers' {name} writes the same ids whatever the text"
                 )
-            return marker
+            return "" if _places_images_itself(processor, text, ids.shape[-1]) else marker
     raise CannotBuild(f"its processor expands no image mark for one image ({'; '.join(errors)[:400]})")
+
+
+def _places_images_itself(processor: Any, text: str, written: int) -> bool:
+    """Whether the processor writes an image's tokens before the text, whether it has a mark or none, and the mark
+    left as text is one more image token (BLIP-2's query tokens, of its `<image>`): the text without the mark starts
+    with image tokens and gets as many ids fewer as the mark's own."""
+    mark = text.split(" ")[1]
+    bare = text.replace(f" {mark}", "")
+    token = _token_id(processor, "image_token", processor.tokenizer)
+    if (
+        mark == processor.tokenizer.bos_token
+        or token not in processor.tokenizer(mark, add_special_tokens=False)["input_ids"]
+    ):
+        return False  # Kosmos-2.5's "mark" is its start of text
+    try:
+        ids = processor(text=[bare], images=[_image()], return_tensors="pt")["input_ids"]
+    except Exception:
+        return False
+    own = len(processor.tokenizer(text)["input_ids"]) - len(processor.tokenizer(bare)["input_ids"])
+    return int(ids[0, 0]) == token and written - ids.shape[-1] == own
 
 
 def _bracketed(marker: str, processor: Any, defaults: dict[str, Any], model_type: str = "") -> str:
@@ -831,6 +856,7 @@ def _token_id(processor: Any, base: str, tokenizer: Any) -> int | None:
             if isinstance(value, int):
                 return value
             value = getattr(holder, name, None)
+            value = getattr(value, "content", value)  # an AddedToken the processor adds itself (BLIP-2's `<image>`)
             if isinstance(value, str) and value in tokenizer.get_vocab():
                 return tokenizer.convert_tokens_to_ids(value)
     return None

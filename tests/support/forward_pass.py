@@ -229,7 +229,11 @@ def passed(model: Any, request: Request, image_token: int, *, caught: bool = Fal
 
     def recorded_generate(*args: Any, **kwargs: Any) -> Any:
         sent.append(kwargs["input_ids"])
-        return own_generate(*args, **kwargs)
+        answer = own_generate(*args, **kwargs)
+        if not features and owners and kwargs.get("pixel_values") is not None:
+            # a generate that makes the features itself (BLIP-2's): its get_image_features of the pixels sent
+            features.append(_feature_count(owners[0].get_image_features(pixel_values=kwargs["pixel_values"])))
+        return answer
 
     for owner in owners:
         owner.get_image_features = counting(owner.get_image_features)

@@ -27,11 +27,10 @@ LLAVA_ONEVISION = (
     "{{ content['text'] }}{% endgeneration %}{% endfor %}{% endif %}{{'<|im_end|>' + '\n'}}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-# PaliGemma publishes no chat template: its processor's prompt (every image, then BOS, the text and a newline, which
-# the processor adds) written as one, so that the hf backend can place the images.
+# PaliGemma publishes no chat template: the family is prompted with its text alone, before which its processor (and
+# vLLM's PaliGemma) puts every image and a BOS, and after which a newline; written as one, without image marks.
 PALIGEMMA = (
-    "{% for message in messages %}{% for part in message['content'] | selectattr('type', 'equalto', 'image') %}"
-    "<image>{% endfor %}{% for part in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{% for message in messages %}{% for part in message['content'] | selectattr('type', 'equalto', 'text') %}"
     "{{ part['text'] }}{% endfor %}{% endfor %}"
 )
 

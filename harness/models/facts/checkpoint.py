@@ -22,11 +22,15 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from builders.core import contract
 from harness.errors import UserError, did_you_mean_path, first_line
 from harness.models.facts.reasoning import ReasoningTags, declared_thinking
 from harness.models.facts.remote_code import CONFIG_MOST, checkpoint_file
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedConfig
 
 REPO_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 PROBE_TIMEOUT_S = 10
@@ -207,6 +211,19 @@ def config_json(name: str, revision: str | None, filename: str = "config.json") 
     except (json.JSONDecodeError, RecursionError):  # not JSON, or nested past the parser: as absent
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def config_transformers_lacks(pretrained: str, revision: str | None) -> PreTrainedConfig | None:
+    """The checkpoint's `config.json` on this machine as a plain config, where its `model_type` is one transformers
+    does not implement: its processor may still load (its class named by its own files), and counts then as any
+    checkpoint's. None where the config is not here or its model type is transformers' own (its error stands)."""
+    from transformers import PreTrainedConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    own = config_json(pretrained, revision)
+    if not own or own.get("model_type") in CONFIG_MAPPING_NAMES:
+        return None
+    return PreTrainedConfig.from_dict(own)
 
 
 def own_template(value: object) -> str | None:

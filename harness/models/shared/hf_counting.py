@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from harness.api import Request
 from harness.models.facts.bounded_render import BoundedRender
-from harness.models.facts.checkpoint import check_checkpoint_files, config_json
+from harness.models.facts.checkpoint import check_checkpoint_files, config_transformers_lacks
 from harness.models.facts.prompt_style import PromptStyle
 from harness.models.facts.remote_code import before_loading
 from harness.models.families import config_family, style_named
 from harness.models.shared.hf_expansion import (
     PROBE_SIZE,
     added_by_call,
+    ahead_of_text,
     count_misses,
     framed,
     framing_tokens,
@@ -93,19 +94,6 @@ def load_config(
         if unknown is None:
             raise
         return unknown, kwargs
-
-
-def config_transformers_lacks(pretrained: str, revision: str | None) -> PreTrainedConfig | None:
-    """The checkpoint's `config.json` on this machine as a plain config, where its `model_type` is one transformers
-    does not implement: its processor may still load (its class named by its own files), and counts then as any
-    checkpoint's. None where the config is not here or its model type is transformers' own (its error stands)."""
-    from transformers import PreTrainedConfig
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-
-    own = config_json(pretrained, revision)
-    if not own or own.get("model_type") in CONFIG_MAPPING_NAMES:
-        return None
-    return PreTrainedConfig.from_dict(own)
 
 
 class NoChatTemplate(ValueError):
@@ -182,6 +170,9 @@ class ProcessorCount:
         # Measured alone, an image's tokens may still merge with the text beside it (Idefics2's space after an image):
         # exact only where the probe prompt counts as sent
         self.measured_exact = self.measures_images and self._counts_as_sent()
+        # One image's tokens written ahead of the text whatever the images (BLIP-2's queries): one image a prompt
+        self.ahead = ahead_of_text(processor, self.tokenizer) if self._image_token_id is None else None
+        self.max_images = 1 if self.ahead else None
 
     @classmethod
     def load(
@@ -252,7 +243,9 @@ class ProcessorCount:
 
     @property
     def token_rule(self) -> str:
-        if self.counts_images:
+        if self.ahead:
+            images = f"its one image as the {self.ahead} tokens the processor writes ahead of the text ("
+        elif self.counts_images:
             images = "each image as the processor expands it ("
         elif self.measures_images:
             exact = "exact for one image; " if self.measured_exact else "an estimate: its tokens merge with the text; "
@@ -274,7 +267,7 @@ class ProcessorCount:
                 f"{kind} cannot tell an image's tokens from its size: each is measured alone{merged}, and images side "
                 "by side may share framing tokens"
             )
-        return "" if self.counts_images else f"{kind} cannot tell an image's tokens from its size"
+        return "" if self.counts_images or self.ahead else f"{kind} cannot tell an image's tokens from its size"
 
     def decode_encode(self, text: str) -> str:
         """Encode without special tokens, decode with the tokenizer's defaults (a task's `harness.inputs.round_trip`)."""
@@ -322,13 +315,15 @@ class ProcessorCount:
         settled = self.settle({**self.processor_kwargs, **dict(request.processor_kwargs)})
         counted = self.counts_images and not count_misses(settled.processor, settled.call)  # else measured alone
         return not images or (
-            (counted or measured_exact) and all(i.width is not None and i.height is not None for i in images)
+            (counted or measured_exact or bool(self.ahead))
+            and all(i.width is not None and i.height is not None for i in images)
         )
 
     def prompt_tokens(self, request: Request) -> int:
         """The prompt's tokens as the model sees them; the rows' rule where an image's size or placeholder is unknown."""
         images = request.images
-        if any(i.width is None or i.height is None for i in images) or (images and self._image_token_id is None):
+        unplaced = images and self._image_token_id is None and not self.ahead  # no placeholder, no tokens ahead
+        if any(i.width is None or i.height is None for i in images) or unplaced:
             return rows_prompt_tokens(request, self.max_pixels)
         # A truncated request (`harness.inputs.truncation`) is another prompt of the same document: its figures tell them apart.
         key = (
@@ -354,8 +349,8 @@ class ProcessorCount:
         # Sizes as the rows record them; fit_within_pixels hands an unknown one (None, a hook's image) back as given.
         sizes = [fit_within_pixels(i.width, i.height, self.max_pixels) for i in request.images]  # type: ignore[arg-type]
         settings = {**self.processor_kwargs, **dict(request.processor_kwargs)}
-        if not sizes:
-            return []
+        if not sizes or self.ahead:
+            return [self.ahead or 0] + [0] * (len(sizes) - 1) if sizes else []
         counted = self._sized(sizes, settings)
         return image_costs(request, self.max_pixels) if counted is None else counted
 

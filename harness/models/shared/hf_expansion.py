@@ -29,6 +29,8 @@ Each is the processor's own step, called as the processor calls it when it is gi
 - `added_by_call`: what the processor's call puts in a prompt besides its images (Molmo2's puts its BOS before a
   prompt that does not start with it): counted with the prompt, and left out of a measured image (one token an image
   over, else).
+- `ahead_of_text`: the image tokens a processor's call writes ahead of an unmarked prompt once, whatever its images
+  (BLIP-2's queries): the prompt's images' tokens, and the one image a prompt its model takes.
 """
 
 from __future__ import annotations
@@ -56,11 +58,15 @@ def laid_out(processor: object, prompt: str, images: int) -> str:
     from PIL import Image
 
     stand_ins = [Image.new("RGB", (1, 1)) for _ in range(images)]
-    try:
-        _, text, *_ = layout(images=stand_ins, text=[prompt])
-    except Exception:  # a layout that needs its own call's merged settings (GOT-OCR2's): the count's probe then
-        return prompt  # finds whether the prompt as it is counts as sent (`ProcessorCount._counts_as_sent`)
-    return str(text[0] if isinstance(text, list | tuple) else text)
+    # the images as a flat list, else as the backend gives a prompt's: one list (PaliGemma's layout of an unmarked
+    # prompt takes a flat list as an image a prompt: "Received 3 images for 1 prompts")
+    for given in (stand_ins, [stand_ins]):
+        try:
+            _, text, *_ = layout(images=given, text=[prompt])
+        except Exception:  # a layout that needs its own call's merged settings (GOT-OCR2's): the count's probe then
+            continue  # finds whether the prompt as it is counts as sent (`ProcessorCount._counts_as_sent`)
+        return str(text[0] if isinstance(text, list | tuple) else text)
+    return prompt
 
 
 def framed(processor: object, text: str) -> tuple[str, int | None]:
@@ -162,6 +168,25 @@ def measured(
         - added_by_call(processor, tokenizer, text, str(to_token(token_id)))
         + alone.count(token_id)
     )
+
+
+def ahead_of_text(processor: ProcessorCall, tokenizer: TokenizerCall) -> int | None:
+    """The image tokens a processor's call writes ahead of a prompt's text whatever its images, where the prompt holds
+    no mark for them (BLIP-2's: its Q-Former's `num_query_tokens` queries, before the BOS, one image's whether it is
+    given one image or several, so that the model takes one a prompt, as vLLM's BLIP-2 says: "At most 1 image(s)"):
+    what its call adds to a text with one blank image, where it adds the same with two; None elsewhere (a processor
+    that expands a mark, or lays out one an image: PaliGemma's)."""
+    from PIL import Image
+
+    text = "Look: what?"
+    try:
+        alone = list(tokenizer(text)["input_ids"])
+        one, two = (list(processor(text=[text], images=[[Image.new("RGB", PROBE_SIZE)] * n])["input_ids"][0])
+                    for n in (1, 2))  # fmt: skip
+    except Exception:  # a processor that wants a mark for each image
+        return None
+    added = len(one) - len(alone)
+    return added if added > 0 and one == two and one[added:] == alone else None
 
 
 def image_text(probe: str, tokenizer: object, token_id: int | None) -> str:

@@ -24,7 +24,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
     family its config on this machine names, or the alias that names it (`harness.models.families.checkpoint_family`; a
     text LLM by the rows' figures): an estimate, labelled with why and with how its family is known, or that none is. A
     checkpoint the run refuses (code it would run in transformers' place, no chat template) is refused here alike."""
-    from harness.models.backends.hf.settings import HFSettings, context_limit, processor_count
+    from harness.models.backends.hf.settings import HFSettings, context_limit, images_taken, processor_count
     from harness.models.backends.hf.text_only import TextOnlyCount
     from harness.models.facts.checkpoint import load_failure
     from harness.models.shared.hf_counting import NoChatTemplate
@@ -73,7 +73,7 @@ def screen_model(args: dict[str, str]) -> ScreenModel:
         estimate=count.estimated,
         context_length=context_limit(settings, count.context_length),
         context_note=unlimited or ("" if settings.context_length else "the checkpoint's max_position_embeddings"),
-        max_images=settings.max_images,
+        max_images=images_taken(settings, count),
         max_pixels=settings.max_pixels,
         render=count.sent,
         chat_template=count.chat_template,

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from harness.api import GenerationSettings, Model, ModelFacts, Request, Response
-from harness.models.backends.hf.settings import HFSettings, context_limit, window_passed
+from harness.models.backends.hf.settings import HFSettings, context_limit, images_taken, window_passed
 from harness.models.facts.args import settings_from_args
 from harness.models.facts.checkpoint import missing_timm, require_checkpoint
 from harness.models.facts.prompt_style import PromptStyle
@@ -187,7 +187,7 @@ class HFGeneration(Model):
         self._facts = ModelFacts(
             context_length=context_limit(settings, self.count.context_length),
             window=window_passed(settings, self.count.context_length),
-            max_images=settings.max_images,
+            max_images=images_taken(settings, self.count),
             batch_size=batch_size,
             chat_template=self.count.chat_template,
             request_order=settings.request_order,

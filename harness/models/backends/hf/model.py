@@ -150,6 +150,9 @@ class HFModel(HFGeneration):
         batch_images = self._batch_images(requests)
         for i, request in enumerate(requests):
             try:
+                cap = self.facts.max_images  # the runner's screen refuses such a request first; a caller may not
+                if cap is not None and request.num_images > cap:
+                    raise ValueError(f"too_many_images: {request.num_images} images; the model takes at most {cap}")
                 prompt, images = self._prompt(request), batch_images[i]
                 if isinstance(images, Exception):
                     raise images

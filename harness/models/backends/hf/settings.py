@@ -77,6 +77,13 @@ class HFSettings:
             raise ValueError("--model_args prompt_style=text_only: a text LLM's chat, for text_only=true alone")
 
 
+def images_taken(settings: HFSettings, count: object) -> int | None:
+    """The images a prompt may hold: `max_images`, and at most the one image a prompt of a model whose processor writes
+    one image's tokens whatever its images (`ProcessorCount.max_images`: BLIP-2's); None: any number."""
+    caps = [n for n in (settings.max_images, getattr(count, "max_images", None)) if isinstance(n, int)]
+    return min(caps) if caps else None
+
+
 def context_limit(settings: HFSettings, checkpoint_context: int | None) -> int | None:
     """The prompt length a run screens against: none with `no_context_limit`, else `context_length` (within the
     checkpoint's window unless `past_window`), else the checkpoint's own."""

@@ -46,8 +46,6 @@ IMAGES = (1, 2, 5)
 IMAGE_SIZES = (SIZES[2], SIZES[6])
 # Families whose screen is not vLLM's count yet, and why (a strict xfail: the day it is, the mark must go)
 NOT_YET = {
-    "paligemma": "vLLM inserts an image's tokens and a BOS at the prompt's start and leaves the chat template's "
-    "<image> in the text, one token more an image than the hf processor, which replaces it",
     "idefics3-engine-do_resize=false": "vLLM's Idefics3 writes each image's tiles as `get_number_of_image_patches` "
     "counts them, which scales every image to its longest edge (1,456 px) whatever do_resize says; the screen, where "
     "the engine's own settings hold do_resize false, counts the processor's split at the image's own size "
