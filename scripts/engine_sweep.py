@@ -96,12 +96,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "which the installed transformers saves, fails on the empty video list vLLM passes it (IndexError in "
         "`make_batched_videos`) and returns `pixel_values` and `image_grid_thw`",
     ),
-    "muse_glimmer": (
-        "1 rows differ: ('mmneedle_m10_n1_k1_pos', 'm10_n1_k1-00000')",
-        "every row's count and prompt ids equal; on one, the random tiny model's greedy answer holds the video "
-        "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
-        "vLLM's goes on otherwise from there (why is not traced)",
-    ),
     "step3p7": (
         "'Step3p7VisionConfig' object has no attribute 'width'",
         "vLLM's Step 3.7 reads its tower's settings by the names stepfun-ai's own config code gives them (`width`, "

@@ -187,12 +187,14 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
     "qwen4_exp": {"mrope_interleaved": True},
 }
 # - tokens a published model never writes, whose output rows are zeroed (a logit of 0, below the largest of a random
-#   model's others, so that greedy decoding never picks one): Gemma 4's multimodal placeholders, which transformers'
-#   Gemma 4 embeds as padding wherever they stand, a generated one too, and vLLM as themselves (a tiny Gemma 4 writes
-#   its `<|image|>` and the steps after it differ). Its embeddings are tied: the input rows too, which neither reads
-#   at a placeholder;
+#   model's others, so that greedy decoding never picks one): the multimodal placeholders of Gemma 4 and Muse Glimmer,
+#   which transformers' models embed as padding wherever they stand, a generated one too (Muse Glimmer's as token 0's
+#   embedding), and vLLM as themselves (a tiny Gemma 4 writes its `<|image|>`, a tiny Muse Glimmer its `<|video|>`,
+#   and the steps after it differ). Their input rows too (Gemma 4's embeddings are tied), which neither reads at a
+#   placeholder;
 NEVER_WRITTEN: dict[str, tuple[str, ...]] = {
     "gemma4": ("image_token_id", "video_token_id", "audio_token_id"),
+    "muse_glimmer": ("image_token_id", "video_token_id"),
 }
 # - the folder a type's published checkpoints keep their weights in, where vLLM's model reads them from there alone:
 #   nvidia's Cosmos 3 Edge checkpoints are Diffusers folders (vLLM's `allow_patterns_overrides`,
