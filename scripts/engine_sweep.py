@@ -96,6 +96,16 @@ CAUSES: dict[str, tuple[str, str]] = {
         "which the installed transformers saves, fails on the empty video list vLLM passes it (IndexError in "
         "`make_batched_videos`) and returns `pixel_values` and `image_grid_thw`",
     ),
+    # vllm/models/qwen4_exp/nvidia/qsa.py (the package's model on any platform but ROCm): its indexed attention's
+    # `__init__` refuses without FlashAttention's varlen kernel, and, before that, any dtype but bfloat16 ("Qwen4Exp QSA
+    # currently requires BF16"), which both backends run it in (its gated delta nets, `run_dtype`)
+    "qwen4_exp": (
+        "Qwen4Exp QSA requires FlashAttention",
+        "vLLM's own: its Qwen4-Exp runs on CUDA and ROCm only (its package: \"Qwen4Exp currently supports CUDA and ROCm "
+        'only"), its indexed (QSA) attention layers on FlashAttention, which the CPU build has not; every layer of '
+        "the published checkpoints that is not linear attention is one (transformers' Qwen4-Exp config reads their "
+        "`full_attention` so), as the tiny one's is",
+    ),
     "step3p7": (
         "'Step3p7VisionConfig' object has no attribute 'width'",
         "vLLM's Step 3.7 reads its tower's settings by the names stepfun-ai's own config code gives them (`width`, "

@@ -109,8 +109,9 @@ def screened(*argv: str) -> tuple[int, int]:
 
 def run_dtype(checkpoint: Path) -> str:
     """The dtype both backends run `checkpoint` in: float32, but bfloat16 where its language model has linear-attention
-    layers (Qwen3.5's gated delta nets), which vLLM's CPU kernel runs in bfloat16 alone ("CPU GDN attention requires
-    BF16.")."""
+    layers (Qwen3.5's and Qwen4-Exp's gated delta nets), which vLLM's CPU kernel runs in bfloat16 alone ("CPU GDN
+    attention requires BF16."): the field vLLM's CPU platform reads to take that kernel (`_cpu_mamba_backend`,
+    "linear_attention" in `layer_types`)."""
     config = json.loads((checkpoint / "config.json").read_text())
     kinds = {kind for part in (config, config.get("text_config") or {}) for kind in part.get("layer_types") or ()}
     return "bfloat16" if "linear_attention" in kinds else "float32"
