@@ -48,13 +48,6 @@ EXCEPTION_PREFIX = re.compile(r"^(?:\([\w.-]+ pid=\d+\)\s*)?(?:(?:ERROR|WARNING|
 WRAPPED = ("Engine core initialization failed", "EngineCore encountered")
 
 
-_GDN_BF16 = (
-    "vLLM's CPU build runs the gated delta nets of its Qwen3.5 language model in bfloat16 alone (\"CPU GDN attention "
-    'requires BF16."), so both backends ran bfloat16, where the greedy answers of a tiny model part after their first '
-    "tokens: float32 is what the comparison needs"
-)
-# (hf's own answers part so: MiniCPM-V 4.7's tiny checkpoint, one image, greedy, float32 against bfloat16 on hf alone,
-# the same first 9 of 16 tokens)
 # Causes traced by hand for outcomes whose own line does not say them (issue 104's triage): the model_type, a text its
 # outcome holds while the cause stands (the note is left out of the table once it does not), and the cause.
 CAUSES: dict[str, tuple[str, str]] = {
@@ -78,9 +71,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "a text token, one token more than transformers' processor, which expands it; the template is the tiny "
         "checkpoint's (PaliGemma publishes none, which the harness refuses on both backends)",
     ),
-    "qwen3_5": ("rows differ", _GDN_BF16),  # its whole outputs (the answers, all unclosed thinking, are empty)
-    "minicpmv4_6": ("rows differ", _GDN_BF16),
-    "minicpmv4_7": ("rows differ", _GDN_BF16),
     # vllm/model_executor/models/mllama4.py, `Llama4UnfoldConvolution.forward`: `unfold(...).permute(0, 2, 1)` into a
     # linear layer, which the CPU build runs with oneDNN's matmul (`cpu_unquantized_gemm`), and that takes a contiguous
     # last dimension only; the published patch width (3 x 14 x 14) takes the same path
