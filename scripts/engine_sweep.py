@@ -48,13 +48,6 @@ EXCEPTION_PREFIX = re.compile(r"^(?:\([\w.-]+ pid=\d+\)\s*)?(?:(?:ERROR|WARNING|
 WRAPPED = ("Engine core initialization failed", "EngineCore encountered")
 
 
-_GDN_BF16 = (
-    "vLLM's CPU build runs the gated delta nets of its Qwen3.5 language model in bfloat16 alone (\"CPU GDN attention "
-    'requires BF16."), so both backends ran bfloat16, where the greedy answers of a tiny model part after their first '
-    "tokens: float32 is what the comparison needs"
-)
-# (hf's own answers part so: MiniCPM-V 4.7's tiny checkpoint, one image, greedy, float32 against bfloat16 on hf alone,
-# the same first 9 of 16 tokens)
 # Causes traced by hand for outcomes whose own line does not say them (issue 104's triage): the model_type, a text its
 # outcome holds while the cause stands (the note is left out of the table once it does not), and the cause.
 CAUSES: dict[str, tuple[str, str]] = {
@@ -72,9 +65,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "attention='vision'`) attends within each image both ways on its sliding layers: hf without it gives vLLM's "
         "logits exactly; a text prompt's are equal",
     ),
-    "qwen3_5": ("rows differ", _GDN_BF16),  # its whole outputs (the answers, all unclosed thinking, are empty)
-    "minicpmv4_6": ("rows differ", _GDN_BF16),
-    "minicpmv4_7": ("rows differ", _GDN_BF16),
     # vllm/model_executor/models/mllama4.py, `Llama4UnfoldConvolution.forward`: `unfold(...).permute(0, 2, 1)` into a
     # linear layer, which the CPU build runs with oneDNN's matmul (`cpu_unquantized_gemm`), and that takes a contiguous
     # last dimension only; the published patch width (3 x 14 x 14) takes the same path
@@ -90,11 +80,15 @@ CAUSES: dict[str, tuple[str, str]] = {
         "which the installed transformers saves, fails on the empty video list vLLM passes it (IndexError in "
         "`make_batched_videos`) and returns `pixel_values` and `image_grid_thw`",
     ),
-    "muse_glimmer": (
-        "1 rows differ: ('mmneedle_m10_n1_k1_pos', 'm10_n1_k1-00000')",
-        "every row's count and prompt ids equal; on one, the random tiny model's greedy answer holds the video "
-        "placeholder `<|video|>` (hf: 'ndex', `<|video|>`, '!', not a near-tie: 0.107 against 0.078 at that step), and "
-        "vLLM's goes on otherwise from there (why is not traced)",
+    # vllm/models/qwen4_exp/nvidia/qsa.py (the package's model on any platform but ROCm): its indexed attention's
+    # `__init__` refuses without FlashAttention's varlen kernel, and, before that, any dtype but bfloat16 ("Qwen4Exp QSA
+    # currently requires BF16"), which both backends run it in (its gated delta nets, `run_dtype`)
+    "qwen4_exp": (
+        "Qwen4Exp QSA requires FlashAttention",
+        "vLLM's own: its Qwen4-Exp runs on CUDA and ROCm only (its package: \"Qwen4Exp currently supports CUDA and ROCm "
+        'only"), its indexed (QSA) attention layers on FlashAttention, which the CPU build has not; every layer of '
+        "the published checkpoints that is not linear attention is one (transformers' Qwen4-Exp config reads their "
+        "`full_attention` so), as the tiny one's is",
     ),
     # vllm/model_executor/models/step3p7.py and step_vl.py (`PerceptionEncoder`) read the tower's names, step3p5.py
     # (its text model) `rope_theta`, `att_impl_type`, `need_fp32_gate`, ...; transformers' Step3p7VisionConfig and

@@ -25,11 +25,12 @@ CPU_HEAD_DIM = 64
 # The families the CPU engine runs end to end in `make test` (tests/harness/models/vllm_cpu): one for each way vLLM's
 # multimodal processing runs a prompt's images that the engine sweep found (`make engine-sweep`, the first two parts of
 # its record's `path`; test_engine_sweep.py holds them to it): M-RoPE positions (Qwen2.5-VL), text tokens among an
-# image's at 1-D positions (Idefics3), an image's run all image tokens at 1-D positions (LLaVA-OneVision). The
+# image's at 1-D positions (Idefics3), an image's run all image tokens at 1-D positions (LLaVA-OneVision), text tokens
+# among an image's at M-RoPE positions (MiniCPM-V 4.7, the sweep's type: its slices' marks). The
 # attention the KV cache holds (full, sliding windows, hybrid) is the engine's, which the harness's count, prompt and
 # statuses do not depend on: the sweep runs each kind. The families CI ran before (Qwen3-VL, InternVL3, Pixtral,
 # Gemma 3) run in the sweep.
-ENGINE_FAMILIES = ("qwen2.5-vl", "idefics3", "llava-onevision")
+ENGINE_FAMILIES = ("qwen2.5-vl", "idefics3", "llava-onevision", "minicpmv4_7")
 # What the published checkpoints of a family hold that its tiny one lacks, and vLLM's loader needs. Gemma 3's tokenizer
 # holds runs of one to four newlines as tokens of their own, which vLLM's Gemma 3 processing looks up by their text
 # (`vocab["\n\n"]`: a KeyError for the tiny byte-level tokenizer, which writes a newline as "Ċ"); its SigLIP tower's
@@ -77,6 +78,13 @@ FIELDS: dict[str, dict[str, Any]] = {
         "vision_config.merge_kernel_size": "vision_config.merge_size",
     },
     "qwen3_vl_moe": {"text_config.norm_topk_prob": True},
+    # the language model's embeddings tied as the small Qwen3.5 checkpoints tie them (Qwen/Qwen3.5-0.8B to -4B; -9B
+    # and -27B do not), the language model of openbmb/MiniCPM-V-4.6 and of the 1B MiniCPM-V-4.7 (Qwen3.5-0.8B's
+    # config) among them: vLLM reads it from `text_config`
+    **dict.fromkeys(
+        ("qwen3_5", "minicpmv4_6", "minicpmv4_7"),
+        {"tie_word_embeddings": True, "text_config.tie_word_embeddings": True},
+    ),
     # the image normalization of baidu/Qianfan-OCR (InternVL's: ImageNet's mean and deviation), which vLLM's own
     # InternVL processing holds as constants (the tiny processor's are its GOT-OCR2 class's defaults, CLIP's)
     "qianfan_ocr": {
@@ -187,12 +195,14 @@ ROPE_SETTINGS: dict[str, dict[str, Any]] = {
     "qwen4_exp": {"mrope_interleaved": True},
 }
 # - tokens a published model never writes, whose output rows are zeroed (a logit of 0, below the largest of a random
-#   model's others, so that greedy decoding never picks one): Gemma 4's multimodal placeholders, which transformers'
-#   Gemma 4 embeds as padding wherever they stand, a generated one too, and vLLM as themselves (a tiny Gemma 4 writes
-#   its `<|image|>` and the steps after it differ). Its embeddings are tied: the input rows too, which neither reads
-#   at a placeholder;
+#   model's others, so that greedy decoding never picks one): the multimodal placeholders of Gemma 4 and Muse Glimmer,
+#   which transformers' models embed as padding wherever they stand, a generated one too (Muse Glimmer's as token 0's
+#   embedding), and vLLM as themselves (a tiny Gemma 4 writes its `<|image|>`, a tiny Muse Glimmer its `<|video|>`,
+#   and the steps after it differ). Their input rows too (Gemma 4's embeddings are tied), which neither reads at a
+#   placeholder;
 NEVER_WRITTEN: dict[str, tuple[str, ...]] = {
     "gemma4": ("image_token_id", "video_token_id", "audio_token_id"),
+    "muse_glimmer": ("image_token_id", "video_token_id"),
 }
 # - the folder a type's published checkpoints keep their weights in, where vLLM's model reads them from there alone:
 #   nvidia's Cosmos 3 Edge checkpoints are Diffusers folders (vLLM's `allow_patterns_overrides`,

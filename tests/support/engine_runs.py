@@ -107,13 +107,21 @@ def screened(*argv: str) -> tuple[int, int]:
     return min(number(c[10].split("-")[0]) for c in sent), max(number(c[6]) for c in sent)
 
 
-def run_dtype(checkpoint: Path) -> str:
-    """The dtype both backends run `checkpoint` in: float32, but bfloat16 where its language model has linear-attention
-    layers (Qwen3.5's gated delta nets), which vLLM's CPU kernel runs in bfloat16 alone ("CPU GDN attention requires
-    BF16.")."""
+def linear_attention(checkpoint: Path) -> bool:
+    """Whether `checkpoint`'s language model has linear-attention layers (Qwen3.5's and Qwen4-Exp's gated delta nets):
+    the field vLLM's CPU platform reads to take its kernel for them (`_cpu_mamba_backend`, "linear_attention" in
+    `layer_types`)."""
     config = json.loads((checkpoint / "config.json").read_text())
     kinds = {kind for part in (config, config.get("text_config") or {}) for kind in part.get("layer_types") or ()}
-    return "bfloat16" if "linear_attention" in kinds else "float32"
+    return "linear_attention" in kinds
+
+
+def run_dtype(checkpoint: Path) -> str:
+    """The dtype both backends run `checkpoint` in: float32, but bfloat16 where its language model has linear-attention
+    layers, which vLLM's CPU kernel runs in bfloat16 alone ("CPU GDN attention requires BF16.",
+    `cpu_gdn_attention_core`, the one path the gated delta net's `forward_cpu` takes on the CPU platform: no engine
+    argument chooses another)."""
+    return "bfloat16" if linear_attention(checkpoint) else "float32"
 
 
 @dataclass
