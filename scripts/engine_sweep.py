@@ -126,12 +126,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "vision tower's MLP as its text MoE's (`block_sparse_moe`), which vLLM's tower has not; past that, vLLM's "
         "MiniMax-M3 norms import FlashInfer, which the CPU build has not",
     ),
-    "gemma3n": (
-        "requires the timm library",
-        "its vision tower is timm's MobileNetV5 (`mobilenetv5_300m_enc`, built by that name at its 300M parameters, "
-        "whatever the config's widths: no tiny checkpoint of it is tiny), and timm is not installed in either "
-        "environment",
-    ),
 }
 
 
