@@ -110,8 +110,6 @@ def _templates() -> dict[str, Callable[[], str]]:
     return _TEMPLATES
 
 
-
-
 def _mobilenet_v5_block(kind: str, channels: int, stride: int, **settings: Any) -> dict[str, Any]:
     """One block of a MobileNetV5 as timm's builder takes it (`decode_arch_def`'s form: an `er`, `uir` or `mqa`)."""
     return {"block_type": kind, "out_chs": channels, "stride": stride, "act_layer": None, **settings}
