@@ -126,6 +126,16 @@ CAUSES: dict[str, tuple[str, str]] = {
         "vision tower's MLP as its text MoE's (`block_sparse_moe`), which vLLM's tower has not; past that, vLLM's "
         "MiniMax-M3 norms import FlashInfer, which the CPU build has not",
     ),
+    # vllm/model_executor/models/nano_nemotron_vl.py, `NemotronH_Nano_VL_V2.__init__`: `config.vit_hidden_size`, read
+    # unconditionally; a config.json holding it loads without it (transformers' `_legacy_field_names` pops it)
+    "nemotron_h_omni": (
+        "has no attribute 'patch_size'",
+        "vLLM's own with this transformers: its Nemotron-H Omni (`NemotronH_Nano_VL_V2`) reads the fields of nvidia's "
+        "own config code (`patch_size`, `template`, `ps_version` at the top, the RADIO tower's `args`, "
+        "`vit_hidden_size`), and transformers' NemotronH_Omni_Reasoning_V3_Config, the one vLLM loads, renames "
+        "`vit_hidden_size` to `vision_hidden_size` (and `sound_config` to `audio_config`) on loading: no config.json "
+        "brings it to vLLM's model",
+    ),
 }
 
 
