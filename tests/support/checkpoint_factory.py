@@ -110,8 +110,36 @@ def _templates() -> dict[str, Callable[[], str]]:
     return _TEMPLATES
 
 
+def _mobilenet_v5_block(kind: str, channels: int, stride: int, **settings: Any) -> dict[str, Any]:
+    """One block of a MobileNetV5 as timm's builder takes it (`decode_arch_def`'s form: an `er`, `uir` or `mqa`)."""
+    return {"block_type": kind, "out_chs": channels, "stride": stride, "act_layer": None, **settings}
+
+
+# A MobileNetV5 of google/gemma-3n-*'s stages (a stride-2 stem and four stride-2 stages, the last two each with a
+# multi-query attention block between convolution blocks, the last two fused at 16 x 16: 256 features of 2,048 channels an image) a block or two a
+# stage, 16 and 32 channels wide (timm's `mobilenetv5_300m_enc` builds 300M parameters whatever the config's widths)
+_TINY_MOBILENET_V5 = [
+    [_mobilenet_v5_block("er", 16, 2, exp_kernel_size=3, exp_ratio=4.0)],
+    [_mobilenet_v5_block("uir", 16, 2, dw_kernel_size_start=3, dw_kernel_size_mid=5, exp_ratio=6.0)],
+    *[
+        [
+            _mobilenet_v5_block("uir", 32, 2, dw_kernel_size_start=5, dw_kernel_size_mid=5, exp_ratio=6.0),
+            _mobilenet_v5_block("mqa", 32, 1, dw_kernel_size=3, num_heads=2, key_dim=16, value_dim=16, kv_stride=kv),
+            _mobilenet_v5_block("uir", 32, 1, exp_ratio=2.0),  # a stage ends in a convolution block (its features)
+        ]
+        for kv in (2, 1)
+    ],
+]
 # Per-type settings the generic shrink cannot infer, each with why. Keys are paths into the config dict.
 OVERRIDES: dict[str, dict[str, Any]] = {
+    # Gemma 3n's tower is timm's MobileNetV5 by name (`architecture`), built with `model_args` (the blocks above), and
+    # its features are 2,048 channels whatever `hidden_size` says (the model reads that); its last 15 layers share the
+    # key-value caches of the last of each kind before them (`num_kv_shared_layers`), none of the tiny two layers
+    "gemma3n": {
+        "vision_config.model_args": {"block_args": _TINY_MOBILENET_V5, "stem_size": 16},
+        "vision_config.hidden_size": 2048,
+        "text_config.num_kv_shared_layers": 0,
+    },
     # Step 3.7's text model builds a sliding-window mask on every forward, even where no kept layer slides
     "step3p7": {"text_config.sliding_window": 64},
     # LFM2's default layers are all attention; LiquidAI/LFM2-VL-*'s interleave short-convolution layers with them
@@ -261,6 +289,15 @@ PUBLISHED_TOKENS: dict[str, dict[str, str | None]] = {
     "minicpmv4_6": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},
     "minicpmv4_7": {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>"},  # 4.6's processing
     "qianfan_ocr": {"context_image_token": "<IMG_CONTEXT>", "start_image_token": "<img>", "end_image_token": "</img>"},
+    # google/gemma-3n-*'s, which its chat template writes (`_templates`)
+    "gemma3n": {
+        "boi_token": "<start_of_image>",
+        "eoi_token": "<end_of_image>",
+        "image_token": "<image_soft_token>",
+        "boa_token": "<start_of_audio>",
+        "eoa_token": "<end_of_audio>",
+        "audio_token": "<audio_soft_token>",
+    },
     # google/shieldgemma-2-4b-it's (Gemma 3's), which its chat template writes (`_templates`)
     "shieldgemma2": {
         "boi_token": "<start_of_image>",
@@ -758,6 +795,8 @@ def _shrink(d: dict[str, Any], vocab: int, is_text: bool) -> None:
             d[key] = [WIDTH] * len(value)  # a pyramid's stage widths (DaViT's)
         elif key in _FFNS and isinstance(value, int):
             d[key] = FFN
+        elif key in _FFNS and isinstance(value, list) and all(isinstance(v, int) for v in value):
+            d[key] = [FFN] * (len(picked) if len(value) == old_layers else len(value))  # per layer (Gemma 3n's)
         elif key in _MOE_FFNS and isinstance(value, int):
             d[key] = MOE_FFN
         elif key.endswith("intermediate_size") and isinstance(value, int):
@@ -889,7 +928,7 @@ def _config(model_type: str, processor: Any, defaults: dict[str, Any]) -> Any:
                 if key in sub:
                     sub[key] = getattr(tokenizer, key)
     for key, value in OVERRIDES.get(model_type, {}).items():
-        _set(d, tuple(key.split(".")), value)
+        _set(d, tuple(key.split(".")), copy.deepcopy(value))  # a copy: a model built may change it (timm's blocks)
     d.pop("model_type", None)
     _rederived(model_type, d)
     return AutoConfig.for_model(model_type, **d)
@@ -1078,10 +1117,16 @@ def _checked_model(processor: Any, config: Any) -> Any:
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
+    # a timm tower's settings as given: timm rewrites the block arguments it builds from in place (Gemma 3n's
+    # `model_args`), which the saved config would then hold
+    towers = [getattr(config, key) for key in getattr(config, "sub_configs", {}) if getattr(config, key, None)]
+    timm_args = [(tower, copy.deepcopy(tower.model_args)) for tower in towers if getattr(tower, "model_args", None)]
     try:
         model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32).eval()
     except Exception as err:
         raise CannotBuild(f"transformers' model does not build from the shrunk config: {_reason(err)}") from err
+    for tower, args in timm_args:
+        tower.model_args = args
     size = sum(p.numel() * p.element_size() for p in model.parameters())
     if size > MAX_BYTES:
         raise CannotBuild(f"the shrunk model is still {size / 2**20:.0f} MB (a size setting the shrink misses)")

@@ -48,6 +48,7 @@ AS_PUBLISHED: dict[str, tuple[tuple[str, ...], tuple[str, str]]] = {
 #   tokenizer, which spells a newline "Ċ");
 LOOKED_UP: dict[str, tuple[str, ...]] = {
     "gemma3": ("\n", "\n\n", "\n\n\n", "\n\n\n\n"),
+    "gemma3n": ("\n", "\n\n", "\n\n\n", "\n\n\n\n"),  # vLLM's Gemma 3n processing reads them as Gemma 3's
     "paligemma": ("\n",),  # vLLM's PaliGemma ends the prompt with "\n" (`vocab["\n"]`)
     # vLLM's Muse Glimmer processes each image as its own processor's prompt "<|image|>", the image sentinel the
     # published tokenizer holds (id 200090), which transformers' processor never writes ("0 image sentinel(s) in text

@@ -371,7 +371,7 @@ class ProcessorCount:
             return size_count(processor, sizes, settled.call)
         if self.measures_images or missed:
             counts = [self._measure(settled.processor, w, h, settled.call) for w, h in sizes]
-            framing = framing_tokens(settled.processor, self.tokenizer, self._image_text) if missed else 0
+            framing = framing_tokens(settled.processor, self.tokenizer, self._image_text)  # the prompt's count has it
             if all(n is not None for n in counts):
                 return [int(n or 0) - framing for n in counts]
         if self.family is not None:

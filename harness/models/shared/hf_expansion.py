@@ -8,8 +8,10 @@ Each is the processor's own step, called as the processor calls it when it is gi
   never their pixels, so stand-ins of one pixel take their place.
 - `framed`: the text each placeholder becomes around its image tokens (Gemma 3's replaces `<start_of_image>` by
   `full_image_sequence`: a blank line, the image's begin marker, 256 image tokens, its end marker, a blank line; its
-  `_get_num_multimodal_tokens` counts the 256), with the image tokens as one, tokenized in place so that the blank
-  lines merge with the text beside them as the processor's tokenizer merges them.
+  `_get_num_multimodal_tokens` counts the 256; Gemma 3n's replaces its image token by the same, and has no size count:
+  an image is measured, its framing taken out), with the image tokens as one, tokenized in place so that the blank
+  lines merge with the text beside them as the processor's tokenizer merges them (measured alone, a blank line after
+  the template's newline was a token an image over).
   Gemma 4's (and Gemma 4 Unified's) replaces each image token by `replace_image_token`: its begin marker, the soft tokens its
   `_get_num_multimodal_tokens` counts, its end marker (found on a GPU machine, where its processor runs: the count
   was 2 tokens short an image).
@@ -73,9 +75,10 @@ def framed(processor: object, text: str) -> tuple[str, int | None]:
     """`text` with each image placeholder as the processor frames its image tokens, those tokens as one, and the id
     of that one token; `(text, None)` where the processor puts an image's tokens alone in its placeholder's place."""
     sequence = getattr(processor, "full_image_sequence", None)
-    placeholder = getattr(processor, "boi_token", None)
     tokenizer = getattr(processor, "tokenizer", None)
     image_token = getattr(tokenizer, "image_token", None)
+    # Gemma 3's call expands its begin marker, Gemma 3n's its image token
+    placeholder = image_token if _is(processor, "Gemma3nProcessor") else getattr(processor, "boi_token", None)
     length = getattr(processor, "image_seq_length", None)
     if not isinstance(image_token, str):
         return text, None

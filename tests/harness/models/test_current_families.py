@@ -68,6 +68,24 @@ def test_gemma3n_is_its_own_family_and_counts_as_its_processor_expands() -> None
     assert family_of("gemma3n").image_tokens(1000, 700, {}) == expanded + 2  # and the two blank lines
 
 
+def test_gemma3n_counts_its_images_as_its_processor_sends_them_in_gemma_s_own_vocabulary() -> None:
+    """Gemma 3n's call expands its image token (Gemma 3's its begin marker) into a blank line, the markers and soft
+    tokens, a blank line; Gemma's vocabulary holds runs of newlines as tokens, so the blank lines merge with the
+    template's newlines beside them. Measured alone each image was a token over (the engine sweep: 1,521 counted
+    for 1,517 sent, four images)."""
+    from harness.models.shared.hf_counting import ProcessorCount
+    from tests.support.model_requests import encode_image, make_request
+
+    processor = current_families.gemma3n()
+    processor.tokenizer.add_tokens(["\n", "\n\n", "\n\n\n", "\n\n\n\n"])
+    count = ProcessorCount(processor, None, name="gemma3n")
+    sizes = [(1000, 700), (256, 256), (64, 900)]
+    request = make_request("s", ["Look:", *(encode_image((1, 2, 3), size, "PNG") for size in sizes), "What?"])
+    images = [Image.new("RGB", size) for size in sizes]
+    sent = processor(text=[count.render(request)], images=[images])["input_ids"][0]
+    assert count.prompt_tokens(request) == len(sent)
+
+
 def test_minicpm_v_slices_as_minicpm_v_s_image_processor() -> None:
     """The grid is the one MiniCPM-V's processor picks (transformers restates it for 4.6); the tokens follow it."""
     from transformers import MiniCPMV4_6ImageProcessorPil
