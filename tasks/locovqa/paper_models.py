@@ -40,9 +40,8 @@ MLLAVA = (
 PALIGEMMA = (
     "the paper names no PaliGemma-3B checkpoint (pt or mix; 224, 448 or 896 px: 256, 1,024 or 4,096 image tokens) "
     "nor its prompt (a mix checkpoint expects a task prefix such as 'answer en'); transformers 5.20.2 loads each "
-    "(PaliGemmaForConditionalGeneration), but none publishes a chat template, which the hf backend renders with, and "
-    "PaliGemmaProcessor adds a BOS and a newline the backend's count does not see (the strict xfail of "
-    "tests/harness/models/test_forward_pass.py): an alias would guess the checkpoint, the prompt and a template"
+    "(PaliGemmaForConditionalGeneration), but none publishes a chat template, which the hf backend renders with: an "
+    "alias would guess the checkpoint, the prompt and a template"
 )
 RETIRED = "the provider has retired the model the paper ran (the snapshot is not named)"
 SINGLE_IMAGE = (
