@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.api import Request
+from harness.api import TOO_MANY_IMAGES, Request
 from tests.support.checkpoint_factory import RUNS, CannotBuild, build, dated, image_text_types, published_refusal
 from tests.support.forward_pass import CHECKPOINT_ARGS, ForwardPass, checkpoint_backend, checkpoint_pass
 from tests.support.model_requests import encode_image, make_request
@@ -24,7 +24,6 @@ from tests.support.model_requests import encode_image, make_request
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "models.md"
 # One image wider than 3:1, of a size the probe does not use; three images of three sizes and shapes
 ONE = ((517, 133),)
-TOO_MANY_IMAGES = "too_many_images"
 SEVERAL = ((517, 133), (64, 48), (131, 389))
 # Types that build but whose run fails here, each on the toy tasks named, with the error the samples record (the test
 # checks that it still does); the day one runs, the test fails and the line is written again.

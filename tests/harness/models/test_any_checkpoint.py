@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.api import TOO_MANY_IMAGES
 from tests.support.checkpoint_factory import CannotBuild, build, image_text_types
 from tests.support.forward_pass import checkpoint_pass
 from tests.support.models_table import (
@@ -22,7 +23,6 @@ from tests.support.models_table import (
     ONE,
     PAGE,
     SEVERAL,
-    TOO_MANY_IMAGES,
     counted,
     measure,
     ran,
