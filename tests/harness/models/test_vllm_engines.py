@@ -97,11 +97,16 @@ def test_engine_limit_and_chunks(jpeg_red):
         model.close()
 
 
-def test_in_process_engine_that_fails_to_start_is_reported_once():
+def test_in_process_engine_that_fails_to_start_is_reported_once(tmp_path, monkeypatch):
+    """...and leaves no log behind where its engine wrote none (nor names one in the line)."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the engine's temporary log goes
     model = fake_model(pretrained="explode")
     for _ in range(2):
-        with pytest.raises(BackendFatalError, match="could not start: RuntimeError: cannot load model 'explode'"):
+        with pytest.raises(BackendFatalError, match="could not start: RuntimeError: cannot load model 'explode'$"):
             model.generate([make_request("x", ["q"])])
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_engine_log_is_bounded_and_a_temporary_one_goes_unless_a_line_named_it(tmp_path):

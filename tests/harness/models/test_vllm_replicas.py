@@ -74,8 +74,8 @@ def test_a_chunk_is_divided_between_replicas_keeping_prefix_groups_together(ray_
         (
             "engine",
             {},
-            r"^vllm replica \d on [\d.]+: the vllm engine could not start: RuntimeError: cannot load model 'explode' "
-            r"\(the engine's log: \S+\.log\)$",
+            # (the stand-in engine writes no log: none is named)
+            r"^vllm replica \d on [\d.]+: the vllm engine could not start: RuntimeError: cannot load model 'explode'$",
         ),
         ("HANG", {"replica_timeout": 1.0}, r"^vllm replica \d on [\d.]+ gave no answer within 1 s \(replica_timeout\)"),
         ("DIE", {"replica_restarts": 1}, r"^vllm replicas died 2 times running the same batch \(1 requests\)"),

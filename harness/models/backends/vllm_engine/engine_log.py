@@ -197,7 +197,9 @@ def _first_reason(err: BaseException) -> str:
 
 def failure_line(err: BaseException, output: EngineOutput) -> str:
     """Why the engine could not start, in one line: vLLM's own reason from its processes' log (else the exception
-    this process got), what to change where that is known, and where the whole log is."""
+    this process got), what to change where that is known, and where the whole log is (where the engine wrote one:
+    an empty log is not named, and goes)."""
     reason = engine_reason(list(output.lines)) or f"{type(err).__name__}: {_first_reason(err)}"
     advice = next((text for pattern, text in ADVICE if re.search(pattern, reason)), None)
-    return f"{reason}{f'; {advice}' if advice else ''} (the engine's log: {output.named()})"
+    where = f" (the engine's log: {output.named()})" if output.lines else ""
+    return f"{reason}{f'; {advice}' if advice else ''}{where}"

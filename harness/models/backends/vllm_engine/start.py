@@ -249,6 +249,7 @@ def started(build: Callable[[], E], timeout: float | None, output: EngineOutput)
         start.stop_processes(dump=False)  # whatever of the engine is left
         output.settle()
         line = str(err) if start.expired.is_set() else failure_line(err, output)
+        output.close()  # (a temporary log that no line named goes)
         raise BackendFatalError(f"the vllm engine could not start: {line}\n{output.tail()}") from err
 
 
