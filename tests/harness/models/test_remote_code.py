@@ -117,7 +117,7 @@ def test_the_vllm_engine_says_it_before_it_loads_the_checkpoint(
     own = with_code(tiny_llava, tmp_path / "own", tmp_path / "imported", "own_llava")
     other = with_code(tiny_llava, tmp_path / "tokenizer", tmp_path / "imported_too", "own_llava")
     kwargs = {"model": str(own), "tokenizer": str(other), "trust_remote_code": True}
-    LocalEngine(kwargs, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    LocalEngine(kwargs, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING).close()
     said = capsys.readouterr().err.splitlines()
     assert [line.split(": configuration_own.py")[0] for line in said] == [
         f"harness: trust_remote_code=true: running the code of checkpoint {own}",

@@ -309,11 +309,11 @@ def test_a_given_max_model_len_passes_the_configs_window_only_when_told(monkeypa
     from harness.models.backends.vllm_engine.engines import LocalEngine
 
     monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
-    LocalEngine({"model": "m", "max_model_len": 139264}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING)
+    LocalEngine({"model": "m", "max_model_len": 139264}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING).close()
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in os.environ
     LocalEngine(
         {"model": "m", "max_model_len": 139264}, llm_factory=FAKE_LLM, sampling_factory=FAKE_SAMPLING, past_window=True
-    )
+    ).close()
     assert os.environ["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] == "1"  # as the official `vllm serve` line for 128K
 
 

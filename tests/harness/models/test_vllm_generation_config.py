@@ -39,9 +39,11 @@ def test_the_checkpoints_repetition_penalty_reaches_every_greedy_request() -> No
     kept = engine("auto")
     assert kept.sampling_defaults == {"repetition_penalty": 1.05}  # sampling settings stay the task's (greedy)
     kept.run([payload], {"use_tqdm": False})
+    kept.close()
     (params,) = _last_sampling()
     assert param(params, "repetition_penalty") == 1.05 and param(params, "temperature") == 0.0
     neutral = engine("vllm")
+    neutral.close()
     assert neutral.sampling_defaults == {}
 
 
@@ -79,6 +81,7 @@ def test_eos_tokens_stop_generation_on_those_tokens_alone_as_internvl_s_model_ch
         sampling_factory="vllm:SamplingParams",
         eos_tokens=("<|im_end|>",),
     )
+    made.close()
     separator = tokenizer(("<|im_start|>", "<|im_end|>"), bos=None).convert_tokens_to_ids("<|im_end|>")
     assert made.sampling_defaults == {"stop_token_ids": [separator], "ignore_eos": True}
     params = SamplingParams(**{**made.sampling_defaults, "max_tokens": 8, "temperature": 0.0})
@@ -86,8 +89,13 @@ def test_eos_tokens_stop_generation_on_those_tokens_alone_as_internvl_s_model_ch
     assert params.stop_token_ids == [separator] and params.ignore_eos
 
 
-def test_an_eos_token_the_tokenizer_does_not_hold_is_refused_in_one_line() -> None:
+def test_an_eos_token_the_tokenizer_does_not_hold_is_refused_in_one_line(tmp_path, monkeypatch) -> None:
+    """...once the engine has started (its tokenizer says), which the refusal closes: its log goes with it."""
+    import tempfile
+
     import pytest
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the engine's temporary log goes
     with pytest.raises(ValueError, match="'<\\|end\\|>' is not one token"):
         LocalEngine({"model": "m"}, llm_factory=f"{__name__}:TokenizerLLM", eos_tokens=("<|end|>",))
+    assert not list(tmp_path.iterdir())

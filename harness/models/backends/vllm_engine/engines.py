@@ -77,24 +77,28 @@ class LocalEngine:
         factory = load_factory(llm_factory)
         self.llm: Any
         self.llm, self.watch = started(lambda: factory(**kwargs), start_timeout, self.output)
-        self.make_sampling = load_factory(sampling_factory)
-        self.decode_workers = decode_workers
-        config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
-        # the engine's own (an `auto` limit fitted to memory), else the one given
-        reported = [getattr(config, "max_model_len", None), kwargs.get("max_model_len")]
-        self.max_model_len: int | None = next((n for n in reported if isinstance(n, int) and n > 0), None)
-        # What the encoder cache holds of one image (`image_limit`): a request with a larger one is refused whole.
-        held = getattr(
-            getattr(getattr(self.llm, "llm_engine", None), "input_processor", None), "mm_encoder_cache_size", 0
-        )
-        self.encoder_cache: int | None = held if isinstance(held, int) and held > 0 else None
-        self.sampling_defaults = checkpoint_decoding(self.llm, kwargs.get("generation_config"))
-        # the tokenizer the engine loaded (`tokenizer=`, or the checkpoint's): each answer is decoded from its ids by it
-        # (`requests.output_result`); an engine stand-in without one gives its own text
-        getter = getattr(self.llm, "get_tokenizer", None)
-        self.tokenizer = getter() if callable(getter) else None
-        if eos_tokens:
-            self.sampling_defaults.update(stop_token_ids=token_ids(self.llm, eos_tokens), ignore_eos=True)
+        try:
+            self.make_sampling = load_factory(sampling_factory)
+            self.decode_workers = decode_workers
+            config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
+            # the engine's own (an `auto` limit fitted to memory), else the one given
+            reported = [getattr(config, "max_model_len", None), kwargs.get("max_model_len")]
+            self.max_model_len: int | None = next((n for n in reported if isinstance(n, int) and n > 0), None)
+            # What the encoder cache holds of one image (`image_limit`): a request with a larger one is refused whole.
+            held = getattr(
+                getattr(getattr(self.llm, "llm_engine", None), "input_processor", None), "mm_encoder_cache_size", 0
+            )
+            self.encoder_cache: int | None = held if isinstance(held, int) and held > 0 else None
+            self.sampling_defaults = checkpoint_decoding(self.llm, kwargs.get("generation_config"))
+            # the tokenizer the engine loaded (`tokenizer=`, or the checkpoint's): each answer is decoded from its ids
+            # by it (`requests.output_result`); an engine stand-in without one gives its own text
+            getter = getattr(self.llm, "get_tokenizer", None)
+            self.tokenizer = getter() if callable(getter) else None
+            if eos_tokens:
+                self.sampling_defaults.update(stop_token_ids=token_ids(self.llm, eos_tokens), ignore_eos=True)
+        except BaseException:  # (an eos token the tokenizer lacks): the started engine's processes end with it
+            self.close()
+            raise
 
     def run(self, payloads: Sequence[dict[str, Any]], options: dict[str, Any]) -> list[dict[str, Any]]:
         """Generate for payloads that share `options` (chat flags); one result dict per payload. Payloads the
